@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hzram: per-CPU compression streams over the kernel's compression API.
+ *
+ * Each initialised device has one stream per online CPU, set up when the
+ * CPU comes up (CPU hotplug prepare state) and freed when it dies, so the
+ * I/O path never allocates. A stream is taken with hzram_strm_get(),
+ * which locks the current CPU's stream; holders may sleep and migrate.
+ */
+#include "hzram.h"
+
+#include <linux/cpuhotplug.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+/* The algorithms listed in comp_algorithm, when the kernel provides them. */
+static const char * const hzram_known_algs[] = {
+	"lzo", "lzo-rle", "lz4", "lz4hc", "zstd",
+};
+
+static enum cpuhp_state hzram_cpuhp_state;
+
+bool hzram_comp_available(const char *name)
+{
+	return crypto_has_comp(name, 0, 0) == 1;
+}
+
+/**
+ * hzram_comp_available_show() - list the algorithms for comp_algorithm
+ * @cur: the selected algorithm, printed in brackets
+ * @buf: sysfs buffer (PAGE_SIZE)
+ *
+ * Return: the number of bytes written.
+ */
+ssize_t hzram_comp_available_show(const char *cur, char *buf)
+{
+	bool listed = false;
+	ssize_t sz = 0;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(hzram_known_algs); i++) {
+		const char *alg = hzram_known_algs[i];
+
+		if (!strcmp(cur, alg)) {
+			sz += sysfs_emit_at(buf, sz, "[%s] ", alg);
+			listed = true;
+		} else if (hzram_comp_available(alg)) {
+			sz += sysfs_emit_at(buf, sz, "%s ", alg);
+		}
+	}
+	/* Another algorithm of the crypto API, chosen by name. */
+	if (!listed)
+		sz += sysfs_emit_at(buf, sz, "[%s] ", cur);
+	if (sz)
+		buf[sz - 1] = '\n';
+	return sz;
+}
+
+static void hzram_strm_free(struct hzram_strm *strm)
+{
+	if (!IS_ERR_OR_NULL(strm->tfm))
+		crypto_free_comp(strm->tfm);
+	free_page((unsigned long)strm->scratch);
+	vfree(strm->buffer);
+	strm->tfm = NULL;
+	strm->buffer = NULL;
+	strm->scratch = NULL;
+}
+
+static int hzram_strm_init(struct hzram_strm *strm, const char *name,
+			   int node)
+{
+	struct page *page;
+
+	strm->tfm = crypto_alloc_comp(name, 0, 0);
+	/* The compressor's output may exceed a page before it gives up. */
+	strm->buffer = vzalloc_node(2 * PAGE_SIZE, node);
+	page = alloc_pages_node(node, GFP_KERNEL, 0);
+	strm->scratch = page ? page_address(page) : NULL;
+	if (IS_ERR(strm->tfm) || !strm->buffer || !strm->scratch) {
+		hzram_strm_free(strm);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int hzram_comp_cpu_prepare(unsigned int cpu, struct hlist_node *node)
+{
+	struct hzram_comp *comp = hlist_entry(node, struct hzram_comp, node);
+	struct hzram_strm *strm = per_cpu_ptr(comp->strm, cpu);
+	int ret;
+
+	mutex_lock(&strm->lock);
+	ret = hzram_strm_init(strm, comp->name, cpu_to_node(cpu));
+	mutex_unlock(&strm->lock);
+	if (ret)
+		pr_err("cannot set up a %s stream for CPU %u\n", comp->name,
+		       cpu);
+	return ret;
+}
+
+static int hzram_comp_cpu_dead(unsigned int cpu, struct hlist_node *node)
+{
+	struct hzram_comp *comp = hlist_entry(node, struct hzram_comp, node);
+	struct hzram_strm *strm = per_cpu_ptr(comp->strm, cpu);
+
+	/* A task that migrated off @cpu may still be using it: wait. */
+	mutex_lock(&strm->lock);
+	hzram_strm_free(strm);
+	mutex_unlock(&strm->lock);
+	return 0;
+}
+
+/**
+ * hzram_comp_create() - set up streams of algorithm @name on every CPU
+ * @name: a compression algorithm of the crypto API
+ *
+ * Return: the streams, or an ERR_PTR (-ENOMEM, -EINVAL for an unknown
+ * algorithm).
+ */
+struct hzram_comp *hzram_comp_create(const char *name)
+{
+	struct hzram_comp *comp;
+	int cpu, ret;
+
+	if (!hzram_comp_available(name))
+		return ERR_PTR(-EINVAL);
+	comp = kzalloc(sizeof(*comp), GFP_KERNEL);
+	if (!comp)
+		return ERR_PTR(-ENOMEM);
+	strscpy(comp->name, name, sizeof(comp->name));
+	comp->strm = alloc_percpu(struct hzram_strm);
+	if (!comp->strm) {
+		ret = -ENOMEM;
+		goto err_free_comp;
+	}
+	for_each_possible_cpu(cpu)
+		mutex_init(&per_cpu_ptr(comp->strm, cpu)->lock);
+
+	ret = cpuhp_state_add_instance(hzram_cpuhp_state, &comp->node);
+	if (ret)
+		goto err_free_percpu;
+	return comp;
+
+err_free_percpu:
+	free_percpu(comp->strm);
+err_free_comp:
+	kfree(comp);
+	return ERR_PTR(ret);
+}
+
+void hzram_comp_destroy(struct hzram_comp *comp)
+{
+	cpuhp_state_remove_instance(hzram_cpuhp_state, &comp->node);
+	free_percpu(comp->strm);
+	kfree(comp);
+}
+
+/**
+ * hzram_strm_get() - lock and return the current CPU's stream
+ * @comp: the device's streams
+ *
+ * The caller may sleep while it holds the stream; hzram_strm_put()
+ * releases it.
+ */
+struct hzram_strm *hzram_strm_get(struct hzram_comp *comp)
+{
+	for (;;) {
+		struct hzram_strm *strm = raw_cpu_ptr(comp->strm);
+
+		mutex_lock(&strm->lock);
+		/* Its CPU may have gone offline since we looked it up. */
+		if (likely(strm->tfm))
+			return strm;
+		mutex_unlock(&strm->lock);
+	}
+}
+
+void hzram_strm_put(struct hzram_strm *strm)
+{
+	mutex_unlock(&strm->lock);
+}
+
+/**
+ * hzram_comp_compress() - compress one page into the stream's buffer
+ * @strm: a stream held by the caller
+ * @src: PAGE_SIZE bytes
+ * @dst_len: set to the compressed length, at most 2 * PAGE_SIZE
+ *
+ * Return: 0 or a negative errno.
+ */
+int hzram_comp_compress(struct hzram_strm *strm, const void *src,
+			unsigned int *dst_len)
+{
+	*dst_len = 2 * PAGE_SIZE;
+	return crypto_comp_compress(strm->tfm, src, PAGE_SIZE, strm->buffer,
+				    dst_len);
+}
+
+/**
+ * hzram_comp_decompress() - decompress one page
+ * @strm: a stream held by the caller
+ * @src: the compressed data
+ * @src_len: its length in bytes
+ * @dst: PAGE_SIZE bytes of output
+ *
+ * Return: 0, or -EIO if @src is not a valid compressed page.
+ */
+int hzram_comp_decompress(struct hzram_strm *strm, const void *src,
+			  unsigned int src_len, void *dst)
+{
+	unsigned int dst_len = PAGE_SIZE;
+	int ret;
+
+	ret = crypto_comp_decompress(strm->tfm, src, src_len, dst, &dst_len);
+	if (ret || dst_len != PAGE_SIZE)
+		return -EIO;
+	return 0;
+}
+
+int hzram_comp_init(void)
+{
+	int ret;
+
+	ret = cpuhp_setup_state_multi(CPUHP_BP_PREPARE_DYN, "block/hzram:prepare",
+				      hzram_comp_cpu_prepare,
+				      hzram_comp_cpu_dead);
+	if (ret < 0)
+		return ret;
+	hzram_cpuhp_state = ret;
+	return 0;
+}
+
+void hzram_comp_exit(void)
+{
+	cpuhp_remove_multi_state(hzram_cpuhp_state);
+}

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * hzram: private definitions of the compressed RAM block device.
+ *
+ * Every .c file of the module includes this header first.
+ */
+#ifndef _HZRAM_H
+#define _HZRAM_H
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/blk-mq.h>
+#include <linux/crypto.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/rwsem.h>
+#include <linux/types.h>
+#include <uapi/linux/hzram.h>
+
+#include "compat.h"
+
+#define HZRAM_SECTOR_PAGE_SHIFT	(PAGE_SHIFT - SECTOR_SHIFT)
+#define HZRAM_DEFAULT_COMP	"lz4"
+/* Largest disksize: page indexes are 32-bit. */
+#define HZRAM_MAX_PAGES		((u64)U32_MAX + 1)
+
+/*
+ * A slot describes one page of the device. Its flags word holds, in the
+ * low HZRAM_SIZE_BITS, the stored size in bytes, and above them the bits
+ * of enum hzram_slot_bit.
+ */
+#define HZRAM_SIZE_BITS		(PAGE_SHIFT + 1)
+#define HZRAM_SIZE_MASK		((1UL << HZRAM_SIZE_BITS) - 1)
+
+enum hzram_slot_bit {
+	/* Sleepable lock: held while the slot is read, written or freed. */
+	HZRAM_SLOT_LOCK = HZRAM_SIZE_BITS,
+	/* Same-filled page: handle holds the repeated word, nothing allocated. */
+	HZRAM_SLOT_SAME,
+	/* Stored uncompressed: it did not compress below the huge class. */
+	HZRAM_SLOT_HUGE,
+	__HZRAM_SLOT_BITS,
+};
+
+struct hzram_slot {
+	unsigned long handle;	/* zsmalloc handle, or the fill word if SAME */
+	unsigned long flags;	/* size (bytes) | BIT(enum hzram_slot_bit) */
+};
+
+/* Counters behind mm_stat, io_stat and debug_stat. */
+struct hzram_stats {
+	atomic64_t pages_stored;	/* pages held, same-filled included */
+	atomic64_t compr_data_size;	/* bytes of compressed data held */
+	atomic64_t same_pages;		/* pages held as a fill word */
+	atomic64_t huge_pages;		/* pages held uncompressed */
+	atomic64_t huge_pages_since;	/* pages stored uncompressed since init */
+	atomic64_t failed_reads;	/* read requests that failed */
+	atomic64_t failed_writes;	/* write requests that failed */
+	atomic64_t invalid_io;		/* requests outside the device */
+	atomic64_t notify_free;		/* pages freed by swap_slot_free_notify */
+	atomic64_t miss_free;		/* notifications skipped: slot was busy */
+	atomic64_t writestall;		/* allocations that had to reclaim */
+	atomic_long_t max_used_pages;	/* peak of zs_get_total_pages() */
+};
+
+/*
+ * A compression stream: the transform and its buffers, one per CPU. A
+ * user takes the stream of the CPU it runs on and holds its mutex, so it
+ * may sleep (and migrate) while it uses it.
+ */
+struct hzram_strm {
+	struct mutex lock;
+	struct crypto_comp *tfm;	/* NULL while the CPU is offline */
+	void *buffer;			/* 2 * PAGE_SIZE: compressor output */
+	void *scratch;			/* PAGE_SIZE: read-modify-write page */
+};
+
+struct hzram_comp {
+	struct hzram_strm __percpu *strm;
+	struct hlist_node node;		/* CPU hotplug instance */
+	char name[CRYPTO_MAX_ALG_NAME];
+};
+
+struct hzram {
+	/* Set up by disksize_store(), torn down by reset; under init_lock. */
+	struct hzram_slot *table;	/* one per page, each under its own lock */
+	struct zs_pool *mem_pool;
+	struct hzram_comp *comp;
+	u64 disksize;			/* bytes; 0 until initialised */
+	size_t huge_class_size;		/* bytes; larger pages are stored raw */
+
+	/* Protects the fields above against sysfs; I/O needs no lock. */
+	struct rw_semaphore init_lock;
+	unsigned long limit_pages;	/* mem_limit in pages; 0: no limit */
+	char comp_algorithm[CRYPTO_MAX_ALG_NAME];	/* used at next init */
+	struct hzram_stats stats;
+
+	struct gendisk *disk;
+	struct blk_mq_tag_set tag_set;
+	/* Reset or removal in progress: opens fail. Under disk->open_mutex. */
+	bool claim;
+	int id;
+};
+
+static inline bool hzram_init_done(struct hzram *hz)
+{
+	return hz->disksize != 0;
+}
+
+static inline struct hzram *dev_to_hzram(struct device *dev)
+{
+	return dev_to_disk(dev)->private_data;
+}
+
+/* comp.c */
+int hzram_comp_init(void);
+void hzram_comp_exit(void);
+bool hzram_comp_available(const char *name);
+ssize_t hzram_comp_available_show(const char *cur, char *buf);
+struct hzram_comp *hzram_comp_create(const char *name);
+void hzram_comp_destroy(struct hzram_comp *comp);
+struct hzram_strm *hzram_strm_get(struct hzram_comp *comp);
+void hzram_strm_put(struct hzram_strm *strm);
+int hzram_comp_compress(struct hzram_strm *strm, const void *src,
+			unsigned int *dst_len);
+int hzram_comp_decompress(struct hzram_strm *strm, const void *src,
+			  unsigned int src_len, void *dst);
+
+/* io.c */
+extern const struct blk_mq_ops hzram_mq_ops;
+int hzram_meta_alloc(struct hzram *hz, u64 disksize);
+void hzram_meta_free(struct hzram *hz, u64 disksize);
+int hzram_slot_commit(struct hzram *hz, u32 index, const void *data,
+		      unsigned int len);
+void hzram_slot_free_notify(struct block_device *bdev, unsigned long index);
+
+/* sysfs.c */
+extern const struct attribute_group *hzram_disk_groups[];
+void hzram_reset_device(struct hzram *hz);
+
+#endif /* _HZRAM_H */

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hzram: a compressed RAM block device, compatible with zram's sysfs ABI.
+ *
+ * This file holds device creation and removal, the block device
+ * operations, the hzram-control class (hot_add, hot_remove) and module
+ * init/exit. The page store and I/O path are in io.c, the compression
+ * streams in comp.c, the per-device attributes in sysfs.c.
+ */
+#include "hzram.h"
+
+#include <linux/idr.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
+
+static int hzram_major;
+static unsigned int num_devices = 1;
+
+/* Protects hzram_index_idr: device creation and removal. */
+static DEFINE_MUTEX(hzram_index_mutex);
+static DEFINE_IDR(hzram_index_idr);
+
+static int hzram_open_disk(struct gendisk *disk)
+{
+	struct hzram *hz = disk->private_data;
+
+	/* The caller holds disk->open_mutex, which also guards claim. */
+	return hz->claim ? -EBUSY : 0;
+}
+HZRAM_DEFINE_OPEN(hzram_open, hzram_open_disk)
+
+static const struct block_device_operations hzram_devops = {
+	.owner			= THIS_MODULE,
+	.open			= hzram_open,
+	.swap_slot_free_notify	= hzram_slot_free_notify,
+};
+
+static int hzram_init_tag_set(struct blk_mq_tag_set *set)
+{
+	set->ops = &hzram_mq_ops;
+	set->nr_hw_queues = min_t(unsigned int, nr_cpu_ids, 64);
+	set->queue_depth = 128;
+	set->numa_node = NUMA_NO_NODE;
+	/* ->queue_rq sleeps on slot locks and GFP_NOIO allocations. */
+	set->flags = BLK_MQ_F_SHOULD_MERGE | BLK_MQ_F_BLOCKING |
+		     BLK_MQ_F_NO_SCHED_BY_DEFAULT;
+	return blk_mq_alloc_tag_set(set);
+}
+
+/**
+ * hzram_add() - create a device, uninitialised (disksize 0)
+ *
+ * The caller holds hzram_index_mutex.
+ *
+ * Return: the new device's id, or a negative errno (-ENOSPC when
+ * HZRAM_MAX_DEVICES exist).
+ */
+static int hzram_add(void)
+{
+	struct gendisk *disk;
+	struct hzram *hz;
+	int ret;
+
+	lockdep_assert_held(&hzram_index_mutex);
+	hz = kzalloc(sizeof(*hz), GFP_KERNEL);
+	if (!hz)
+		return -ENOMEM;
+	ret = idr_alloc(&hzram_index_idr, hz, 0, HZRAM_MAX_DEVICES, GFP_KERNEL);
+	if (ret < 0)
+		goto err_free_hz;
+	hz->id = ret;
+	init_rwsem(&hz->init_lock);
+	strscpy(hz->comp_algorithm, HZRAM_DEFAULT_COMP,
+		sizeof(hz->comp_algorithm));
+
+	ret = hzram_init_tag_set(&hz->tag_set);
+	if (ret)
+		goto err_remove_idr;
+	disk = hzram_alloc_disk(&hz->tag_set, hz);
+	if (IS_ERR(disk)) {
+		ret = PTR_ERR(disk);
+		goto err_free_tag_set;
+	}
+	hz->disk = disk;
+	disk->major = hzram_major;
+	disk->first_minor = hz->id;
+	disk->minors = 1;
+	disk->flags |= GENHD_FL_NO_PART;
+	disk->fops = &hzram_devops;
+	disk->private_data = hz;
+	snprintf(disk->disk_name, sizeof(disk->disk_name),
+		 HZRAM_DEVICE_PREFIX "%d", hz->id);
+	/* The capacity is set by disksize_store(). */
+	set_capacity(disk, 0);
+
+	ret = device_add_disk(NULL, disk, hzram_disk_groups);
+	if (ret)
+		goto err_put_disk;
+	pr_info("added device %s\n", disk->disk_name);
+	return hz->id;
+
+err_put_disk:
+	put_disk(disk);
+err_free_tag_set:
+	blk_mq_free_tag_set(&hz->tag_set);
+err_remove_idr:
+	idr_remove(&hzram_index_idr, hz->id);
+err_free_hz:
+	kfree(hz);
+	return ret;
+}
+
+/**
+ * hzram_remove() - delete a device and free everything it holds
+ * @hz: the device
+ *
+ * The caller holds hzram_index_mutex and removes @hz from the idr on
+ * success.
+ *
+ * Return: 0, or -EBUSY while the device is open.
+ */
+static int hzram_remove(struct hzram *hz)
+{
+	struct gendisk *disk = hz->disk;
+	bool claimed;
+
+	mutex_lock(&disk->open_mutex);
+	if (disk_openers(disk)) {
+		mutex_unlock(&disk->open_mutex);
+		return -EBUSY;
+	}
+	claimed = hz->claim;
+	hz->claim = true;
+	mutex_unlock(&disk->open_mutex);
+
+	/* A reset in progress finishes before del_gendisk() returns. */
+	if (!claimed) {
+		sync_blockdev(disk->part0);
+		hzram_reset_device(hz);
+	}
+	pr_info("removed device %s\n", disk->disk_name);
+	del_gendisk(disk);
+	/* disksize may have been set between the reset and del_gendisk(). */
+	hzram_reset_device(hz);
+	put_disk(disk);
+	blk_mq_free_tag_set(&hz->tag_set);
+	kfree(hz);
+	return 0;
+}
+
+/*
+ * Reading hot_add creates a device and returns its id; 0400, like zram's,
+ * because reading it changes the system.
+ */
+static ssize_t hot_add_show(hzram_class_const struct class *class,
+			    hzram_class_const struct class_attribute *attr,
+			    char *buf)
+{
+	int ret;
+
+	mutex_lock(&hzram_index_mutex);
+	ret = hzram_add();
+	mutex_unlock(&hzram_index_mutex);
+	if (ret < 0)
+		return ret;
+	return sysfs_emit(buf, "%d\n", ret);
+}
+static struct class_attribute class_attr_hot_add =
+	__ATTR(hot_add, 0400, hot_add_show, NULL);
+
+static ssize_t hot_remove_store(hzram_class_const struct class *class,
+				hzram_class_const struct class_attribute *attr,
+				const char *buf, size_t count)
+{
+	struct hzram *hz;
+	int ret, id;
+
+	ret = kstrtoint(buf, 10, &id);
+	if (ret)
+		return ret;
+	if (id < 0)
+		return -EINVAL;
+
+	mutex_lock(&hzram_index_mutex);
+	hz = idr_find(&hzram_index_idr, id);
+	if (hz) {
+		ret = hzram_remove(hz);
+		if (!ret)
+			idr_remove(&hzram_index_idr, id);
+	} else {
+		ret = -ENODEV;
+	}
+	mutex_unlock(&hzram_index_mutex);
+	return ret ? ret : count;
+}
+static CLASS_ATTR_WO(hot_remove);
+
+static struct attribute *hzram_control_class_attrs[] = {
+	&class_attr_hot_add.attr,
+	&class_attr_hot_remove.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(hzram_control_class);
+
+static struct class hzram_control_class = {
+	.name		= HZRAM_CONTROL_CLASS,
+	.class_groups	= hzram_control_class_groups,
+};
+
+static int hzram_remove_cb(int id, void *ptr, void *data)
+{
+	/* Nothing can hold a device open: the module reference prevents it. */
+	WARN_ON_ONCE(hzram_remove(ptr));
+	return 0;
+}
+
+static void hzram_destroy_devices(void)
+{
+	mutex_lock(&hzram_index_mutex);
+	idr_for_each(&hzram_index_idr, hzram_remove_cb, NULL);
+	idr_destroy(&hzram_index_idr);
+	mutex_unlock(&hzram_index_mutex);
+}
+
+static int __init hzram_init(void)
+{
+	unsigned int i;
+	int ret;
+
+	BUILD_BUG_ON(__HZRAM_SLOT_BITS > BITS_PER_LONG);
+	BUILD_BUG_ON(HZRAM_PAGE_SIZE != PAGE_SIZE);
+
+	ret = hzram_comp_init();
+	if (ret)
+		return ret;
+	ret = class_register(&hzram_control_class);
+	if (ret) {
+		pr_err("cannot register the %s class\n", HZRAM_CONTROL_CLASS);
+		goto err_comp_exit;
+	}
+	hzram_major = register_blkdev(0, HZRAM_DEVICE_PREFIX);
+	if (hzram_major <= 0) {
+		pr_err("cannot get a major number\n");
+		ret = -EBUSY;
+		goto err_class_unregister;
+	}
+
+	mutex_lock(&hzram_index_mutex);
+	for (i = 0; i < num_devices; i++) {
+		ret = hzram_add();
+		if (ret < 0)
+			break;
+	}
+	mutex_unlock(&hzram_index_mutex);
+	if (ret < 0)
+		goto err_destroy_devices;
+	return 0;
+
+err_destroy_devices:
+	hzram_destroy_devices();
+	unregister_blkdev(hzram_major, HZRAM_DEVICE_PREFIX);
+err_class_unregister:
+	class_unregister(&hzram_control_class);
+err_comp_exit:
+	hzram_comp_exit();
+	return ret;
+}
+
+static void __exit hzram_exit(void)
+{
+	/* No hot_add may race with the teardown. */
+	class_unregister(&hzram_control_class);
+	hzram_destroy_devices();
+	unregister_blkdev(hzram_major, HZRAM_DEVICE_PREFIX);
+	hzram_comp_exit();
+}
+
+module_init(hzram_init);
+module_exit(hzram_exit);
+
+static int hzram_num_devices_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int ret;
+
+	ret = kstrtouint(val, 10, &n);
+	if (ret)
+		return ret;
+	if (n > HZRAM_MAX_DEVICES) {
+		pr_err("num_devices=%u: at most %d devices\n", n,
+		       HZRAM_MAX_DEVICES);
+		return -EINVAL;
+	}
+	*(unsigned int *)kp->arg = n;
+	return 0;
+}
+
+static const struct kernel_param_ops hzram_num_devices_ops = {
+	.set = hzram_num_devices_set,
+	.get = param_get_uint,
+};
+module_param_cb(num_devices, &hzram_num_devices_ops, &num_devices, 0444);
+MODULE_PARM_DESC(num_devices, "Number of devices to create at load (0.."
+		 __stringify(HZRAM_MAX_DEVICES) ", default 1)");
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Compressed RAM block device");
+MODULE_VERSION(HZRAM_VERSION);

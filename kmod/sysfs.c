@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hzram: the per-device sysfs attributes, with zram's names and meanings
+ * (Documentation/admin-guide/blockdev/zram.rst in the kernel tree).
+ */
+#include "hzram.h"
+
+#include <linux/ctype.h>
+#include <linux/overflow.h>
+#include <linux/part_stat.h>
+#include <linux/sysfs.h>
+
+/* True when only whitespace (a newline, say) is left at @s. */
+static bool hzram_tail_is_space(const char *s)
+{
+	while (*s && isspace(*s))
+		s++;
+	return *s == '\0';
+}
+
+/*
+ * Parse a decimal size with an optional K, M, G, T, P or E suffix (powers
+ * of 1024, either case) and nothing after it but whitespace.
+ * Return: 0, -EINVAL for malformed input, -ERANGE if it overflows u64.
+ */
+static int hzram_parse_size(const char *buf, u64 *out)
+{
+	size_t digits = strspn(buf, "0123456789");
+	unsigned int shift = 0;
+	const char *p, *sfx = "KMGTPE";
+	char num[24];
+	u64 val;
+	int ret;
+
+	if (!digits)
+		return -EINVAL;
+	if (digits >= sizeof(num))
+		return -ERANGE;
+	memcpy(num, buf, digits);
+	num[digits] = '\0';
+	ret = kstrtoull(num, 10, &val);
+	if (ret)
+		return ret;
+	p = buf[digits] ? strchr(sfx, toupper(buf[digits])) : NULL;
+	if (p) {
+		shift = 10 * (p - sfx + 1);
+		digits++;
+	}
+	if (!hzram_tail_is_space(buf + digits))
+		return -EINVAL;
+	if (check_shl_overflow(val, shift, out))
+		return -ERANGE;
+	return 0;
+}
+
+static ssize_t disksize_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
+{
+	struct hzram *hz = dev_to_hzram(dev);
+	u64 val;
+
+	down_read(&hz->init_lock);
+	val = hz->disksize;
+	up_read(&hz->init_lock);
+	return sysfs_emit(buf, "%llu\n", val);
+}
+
+static ssize_t disksize_store(struct device *dev, struct device_attribute *attr,
+			      const char *buf, size_t len)
+{
+	struct hzram *hz = dev_to_hzram(dev);
+	struct hzram_comp *comp;
+	u64 disksize;
+	int ret;
+
+	ret = hzram_parse_size(buf, &disksize);
+	if (ret)
+		return ret;
+	if (!disksize)
+		return -EINVAL;
+	if (disksize > HZRAM_MAX_PAGES << PAGE_SHIFT)
+		return -E2BIG;
+	disksize = PAGE_ALIGN(disksize);
+
+	down_write(&hz->init_lock);
+	if (hzram_init_done(hz)) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	ret = hzram_meta_alloc(hz, disksize);
+	if (ret)
+		goto out_unlock;
+	comp = hzram_comp_create(hz->comp_algorithm);
+	if (IS_ERR(comp)) {
+		pr_err("%s: cannot set up %s: %ld\n", hz->disk->disk_name,
+		       hz->comp_algorithm, PTR_ERR(comp));
+		ret = PTR_ERR(comp);
+		goto out_free_meta;
+	}
+	hz->comp = comp;
+	hz->disksize = disksize;
+	set_capacity_and_notify(hz->disk, disksize >> SECTOR_SHIFT);
+	up_write(&hz->init_lock);
+	return len;
+
+out_free_meta:
+	hzram_meta_free(hz, disksize);
+out_unlock:
+	up_write(&hz->init_lock);
+	return ret;
+}
+
+static ssize_t initstate_show(struct device *dev, struct device_attribute *attr,
+			      char *buf)
+{
+	struct hzram *hz = dev_to_hzram(dev);
+	bool done;
+
+	down_read(&hz->init_lock);
+	done = hzram_init_done(hz);
+	up_read(&hz->init_lock);
+	return sysfs_emit(buf, "%u\n", done);
+}
+
+/**
+ * hzram_reset_device() - free all data and return to the uninitialised state
+ * @hz: the device, which nobody has open
+ *
+ * The algorithm goes back to the default, as in zram.
+ */
+void hzram_reset_device(struct hzram *hz)
+{
+	down_write(&hz->init_lock);
+	hz->limit_pages = 0;
+	if (!hzram_init_done(hz)) {
+		up_write(&hz->init_lock);
+		return;
+	}
+	set_capacity_and_notify(hz->disk, 0);
+	part_stat_set_all(hz->disk->part0, 0);
+	hzram_meta_free(hz, hz->disksize);
+	hzram_comp_destroy(hz->comp);
+	hz->comp = NULL;
+	hz->disksize = 0;
+	memset(&hz->stats, 0, sizeof(hz->stats));
+	strscpy(hz->comp_algorithm, HZRAM_DEFAULT_COMP,
+		sizeof(hz->comp_algorithm));
+	up_write(&hz->init_lock);
+}
+
+static ssize_t reset_store(struct device *dev, struct device_attribute *attr,
+			   const char *buf, size_t len)
+{
+	struct hzram *hz = dev_to_hzram(dev);
+	struct gendisk *disk = hz->disk;
+	unsigned long val;
+	int ret;
+
+	ret = kstrtoul(buf, 10, &val);
+	if (ret)
+		return ret;
+	if (!val)
+		return -EINVAL;
+
+	/* Refuse while open: mounted, swap, or any other user. */
+	mutex_lock(&disk->open_mutex);
+	if (disk_openers(disk) || hz->claim) {
+		mutex_unlock(&disk->open_mutex);
+		return -EBUSY;
+	}
+	hz->claim = true;
+	mutex_unlock(&disk->open_mutex);
+
+	sync_blockdev(disk->part0);
+	hzram_reset_device(hz);
+
+	mutex_lock(&disk->open_mutex);
+	hz->claim = false;
+	mutex_unlock(&disk->open_mutex);
+	return len;
+}
+
+static ssize_t comp_algorithm_show(struct device *dev,
+				   struct device_attribute *attr, char *buf)
+{
+	struct hzram *hz = dev_to_hzram(dev);
+	ssize_t sz;
+
+	down_read(&hz->init_lock);
+	sz = hzram_comp_available_show(hz->comp_algorithm, buf);
+	up_read(&hz->init_lock);
+	return sz;
+}
+
+static ssize_t comp_algorithm_store(struct device *dev,
+				    struct device_attribute *attr,
+				    const char *buf, size_t len)
+{
+	struct hzram *hz = dev_to_hzram(dev);
+	char copy[CRYPTO_MAX_ALG_NAME], *name;
+	int ret = 0;
+
+	if (strscpy(copy, buf, sizeof(copy)) < 0)
+		return -EINVAL;
+	name = strim(copy);
+	if (!name[0] || !hzram_comp_available(name))
+		return -EINVAL;
+
+	down_write(&hz->init_lock);
+	if (hzram_init_done(hz))
+		ret = -EBUSY;
+	else
+		strscpy(hz->comp_algorithm, name, sizeof(hz->comp_algorithm));
+	up_write(&hz->init_lock);
+	return ret ? ret : len;
+}
+
+static ssize_t mem_limit_store(struct device *dev,
+			       struct device_attribute *attr, const char *buf,
+			       size_t len)
+{
+	struct hzram *hz = dev_to_hzram(dev);
+	u64 limit;
+	int ret;
+
+	ret = hzram_parse_size(buf, &limit);
+	if (ret)
+		return ret;
+	if (limit > U64_MAX - PAGE_SIZE)
+		return -ERANGE;
+
+	down_write(&hz->init_lock);
+	WRITE_ONCE(hz->limit_pages, PAGE_ALIGN(limit) >> PAGE_SHIFT);
+	up_write(&hz->init_lock);
+	return len;
+}
+
+static ssize_t mem_used_max_store(struct device *dev,
+				  struct device_attribute *attr,
+				  const char *buf, size_t len)
+{
+	struct hzram *hz = dev_to_hzram(dev);
+	unsigned long val;
+	int ret;
+
+	/* Only "0" is accepted: it restarts the peak from current use. */
+	ret = kstrtoul(buf, 10, &val);
+	if (ret || val)
+		return -EINVAL;
+
+	down_read(&hz->init_lock);
+	if (hzram_init_done(hz))
+		atomic_long_set(&hz->stats.max_used_pages,
+				zs_get_total_pages(hz->mem_pool));
+	up_read(&hz->init_lock);
+	return len;
+}
+
+static ssize_t compact_store(struct device *dev, struct device_attribute *attr,
+			     const char *buf, size_t len)
+{
+	struct hzram *hz = dev_to_hzram(dev);
+	int ret = 0;
+
+	down_read(&hz->init_lock);
+	if (hzram_init_done(hz))
+		zs_compact(hz->mem_pool);
+	else
+		ret = -EINVAL;
+	up_read(&hz->init_lock);
+	return ret ? ret : len;
+}
+
+static ssize_t mm_stat_show(struct device *dev, struct device_attribute *attr,
+			    char *buf)
+{
+	struct hzram *hz = dev_to_hzram(dev);
+	struct zs_pool_stats pool_stats = {};
+	unsigned long mem_used = 0;
+	ssize_t sz;
+
+	down_read(&hz->init_lock);
+	if (hzram_init_done(hz)) {
+		mem_used = zs_get_total_pages(hz->mem_pool);
+		zs_pool_stats(hz->mem_pool, &pool_stats);
+	}
+	sz = sysfs_emit(buf,
+			"%8llu %8llu %8llu %8llu %8llu %8llu %8lu %8llu %8llu\n",
+			(u64)atomic64_read(&hz->stats.pages_stored) << PAGE_SHIFT,
+			(u64)atomic64_read(&hz->stats.compr_data_size),
+			(u64)mem_used << PAGE_SHIFT,
+			(u64)hz->limit_pages << PAGE_SHIFT,
+			(u64)atomic_long_read(&hz->stats.max_used_pages) << PAGE_SHIFT,
+			(u64)atomic64_read(&hz->stats.same_pages),
+			atomic_long_read(&pool_stats.pages_compacted),
+			(u64)atomic64_read(&hz->stats.huge_pages),
+			(u64)atomic64_read(&hz->stats.huge_pages_since));
+	up_read(&hz->init_lock);
+	return sz;
+}
+
+static ssize_t io_stat_show(struct device *dev, struct device_attribute *attr,
+			    char *buf)
+{
+	struct hzram *hz = dev_to_hzram(dev);
+	ssize_t sz;
+
+	down_read(&hz->init_lock);
+	sz = sysfs_emit(buf, "%8llu %8llu %8llu %8llu\n",
+			(u64)atomic64_read(&hz->stats.failed_reads),
+			(u64)atomic64_read(&hz->stats.failed_writes),
+			(u64)atomic64_read(&hz->stats.invalid_io),
+			(u64)atomic64_read(&hz->stats.notify_free));
+	up_read(&hz->init_lock);
+	return sz;
+}
+
+static ssize_t debug_stat_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	struct hzram *hz = dev_to_hzram(dev);
+	ssize_t sz;
+
+	down_read(&hz->init_lock);
+	sz = sysfs_emit(buf, "version: 1\n%8llu %8llu\n",
+			(u64)atomic64_read(&hz->stats.writestall),
+			(u64)atomic64_read(&hz->stats.miss_free));
+	up_read(&hz->init_lock);
+	return sz;
+}
+
+/*
+ * Streams are per CPU, so their number is the number of online CPUs; as in
+ * zram, a write is checked and then has no effect.
+ */
+static ssize_t max_comp_streams_show(struct device *dev,
+				     struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", num_online_cpus());
+}
+
+static ssize_t max_comp_streams_store(struct device *dev,
+				      struct device_attribute *attr,
+				      const char *buf, size_t len)
+{
+	unsigned int val;
+	int ret;
+
+	ret = kstrtouint(buf, 10, &val);
+	if (ret)
+		return ret;
+	return val ? len : -EINVAL;
+}
+
+static DEVICE_ATTR_RW(disksize);
+static DEVICE_ATTR_RO(initstate);
+static DEVICE_ATTR_WO(reset);
+static DEVICE_ATTR_RW(comp_algorithm);
+static DEVICE_ATTR_WO(mem_limit);
+static DEVICE_ATTR_WO(mem_used_max);
+static DEVICE_ATTR_WO(compact);
+static DEVICE_ATTR_RO(mm_stat);
+static DEVICE_ATTR_RO(io_stat);
+static DEVICE_ATTR_RO(debug_stat);
+static DEVICE_ATTR_RW(max_comp_streams);
+
+static struct attribute *hzram_disk_attrs[] = {
+	&dev_attr_disksize.attr,
+	&dev_attr_initstate.attr,
+	&dev_attr_reset.attr,
+	&dev_attr_comp_algorithm.attr,
+	&dev_attr_mem_limit.attr,
+	&dev_attr_mem_used_max.attr,
+	&dev_attr_compact.attr,
+	&dev_attr_mm_stat.attr,
+	&dev_attr_io_stat.attr,
+	&dev_attr_debug_stat.attr,
+	&dev_attr_max_comp_streams.attr,
+	NULL,
+};
+
+static const struct attribute_group hzram_disk_group = {
+	.attrs = hzram_disk_attrs,
+};
+
+const struct attribute_group *hzram_disk_groups[] = {
+	&hzram_disk_group,
+	NULL,
+};
