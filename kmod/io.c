@@ -373,9 +373,10 @@ static blk_status_t hzram_handle_rq(struct hzram *hz, struct request *rq)
 		return BLK_STS_NOTSUPP;
 	}
 	if (ret) {
+		/* Out of memory or past mem_limit included: an I/O error. */
 		atomic64_inc(write ? &hz->stats.failed_writes :
 				     &hz->stats.failed_reads);
-		return errno_to_blk_status(ret);
+		return BLK_STS_IOERR;
 	}
 	return BLK_STS_OK;
 }

@@ -1,0 +1,31 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The page corpus through hzram with every algorithm: write it whole,
+# read it back, compare checksums of the whole device.
+# Needs the hzram module loaded and the corpus at $HZRAM_CORPUS.
+. "$(dirname "$0")/ktap.sh"
+
+CORPUS=${HZRAM_CORPUS:-/tmp/corpus}
+
+round_trip() {
+	local alg=$1 dev want got
+	dev=hzram$(cat /sys/class/hzram-control/hot_add)
+	echo "$alg" >/sys/block/$dev/comp_algorithm
+	echo 64M >/sys/block/$dev/disksize
+	dd if="$CORPUS" of=/dev/$dev bs=1M oflag=direct status=none
+	want=$(sha256sum <"$CORPUS" | cut -d' ' -f1)
+	got=$(dd if=/dev/$dev bs=1M iflag=direct status=none | sha256sum | cut -d' ' -f1)
+	expect_eq "$got" "$want" "sha256 of /dev/$dev ($alg)"
+	echo "$alg: mm_stat $(cat /sys/block/$dev/mm_stat)"
+	expect_eq "$(mm_field $dev 1)" 67108864 "orig_data_size"
+	echo "${dev#hzram}" >/sys/class/hzram-control/hot_remove
+}
+
+test_corpus_lz4() { round_trip lz4; }
+test_corpus_lz4hc() { round_trip lz4hc; }
+test_corpus_lzo() { round_trip lzo; }
+test_corpus_lzo_rle() { round_trip lzo-rle; }
+test_corpus_zstd() { round_trip zstd; }
+
+ktap_main test_corpus_lz4 test_corpus_lz4hc test_corpus_lzo \
+	test_corpus_lzo_rle test_corpus_zstd

@@ -1,0 +1,71 @@
+# shellcheck shell=bash
+# KTAP output for the shell tests, in the format of the kernel's
+# kselftest.h: "TAP version 13", a plan, "ok N name" / "not ok N name",
+# "# SKIP reason", and everything a test prints as "# " diagnostics.
+#
+# A test is a function; it runs in a subshell with errexit, so the first
+# failing command fails it. ktap_main runs the functions it is given and
+# returns non-zero if any failed.
+
+KSFT_SKIP=4
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PATH=$HERE:$PATH
+
+fail() {
+	echo "FAIL: $*"
+	return 1
+}
+
+# skip REASON: end the current test as skipped.
+skip() {
+	echo "SKIP: $*"
+	exit $KSFT_SKIP
+}
+
+expect_eq() {
+	[ "$1" = "$2" ] || fail "${3:-values differ}: got '$1', want '$2'"
+}
+
+# expect_errno ERRNO FILE VALUE: writing VALUE to FILE fails with ERRNO.
+expect_errno() {
+	local got
+	got=$(sysattr write "$2" "$3") && fail "writing '$3' to $2 succeeded, want $1"
+	[ "$got" = "$1" ] || fail "writing '$3' to $2: got $got, want $1"
+}
+
+# expect_read_errno ERRNO FILE: reading FILE fails with ERRNO.
+expect_read_errno() {
+	local got
+	got=$(sysattr read "$2") && fail "reading $2 succeeded, want $1"
+	[ "$got" = "$1" ] || fail "reading $2: got $got, want $1"
+}
+
+# mm_field DEV N: field N (1-based) of /sys/block/DEV/mm_stat.
+mm_field() {
+	awk -v n="$2" '{print $n}' "/sys/block/$1/mm_stat"
+}
+
+io_field() {
+	awk -v n="$2" '{print $n}' "/sys/block/$1/io_stat"
+}
+
+ktap_main() {
+	local n=0 failed=0 passed=0 skipped=0 t rc
+	echo "TAP version 13"
+	echo "1..$#"
+	for t in "$@"; do
+		n=$((n + 1))
+		echo "# RUN $t"
+		( set -eo pipefail; "$t" ) 2>&1 | while IFS= read -r line; do
+			printf '# %s\n' "$line"
+		done
+		rc=${PIPESTATUS[0]}
+		case $rc in
+		0) echo "ok $n $t"; passed=$((passed + 1)) ;;
+		"$KSFT_SKIP") echo "ok $n $t # SKIP"; skipped=$((skipped + 1)) ;;
+		*) echo "not ok $n $t"; failed=$((failed + 1)) ;;
+		esac
+	done
+	echo "# Totals: pass:$passed fail:$failed xfail:0 xpass:0 skip:$skipped error:0"
+	[ $failed = 0 ]
+}
