@@ -132,7 +132,7 @@ extern const struct blk_mq_ops hzram_mq_ops;
 int hzram_meta_alloc(struct hzram *hz, u64 disksize);
 void hzram_meta_free(struct hzram *hz, u64 disksize);
 int hzram_slot_commit(struct hzram *hz, u32 index, const void *data,
-		      unsigned int len);
+		      unsigned int len, bool swap);
 void hzram_slot_free_notify(struct block_device *bdev, unsigned long index);
 
 /* sysfs.c */

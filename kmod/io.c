@@ -14,6 +14,7 @@
 #include "hzram.h"
 
 #include <linux/highmem.h>
+#include <linux/sched/mm.h>
 #include <linux/vmalloc.h>
 #include <linux/wait_bit.h>
 
@@ -96,6 +97,41 @@ static void hzram_slot_store_same(struct hzram *hz, u32 index,
 	atomic64_inc(&hz->stats.pages_stored);
 }
 
+/*
+ * The I/O path never enters direct reclaim: it may run in reclaim (swap
+ * out), and under memory pressure reclaim may need this very device.
+ * Allocations only wake kswapd.
+ */
+#define HZRAM_GFP	(__GFP_KSWAPD_RECLAIM | __GFP_NOWARN | __GFP_HIGHMEM | \
+			 __GFP_MOVABLE)
+/* Waits of memalloc_retry_wait() (HZ/50 each) before a write gives up. */
+#define HZRAM_ALLOC_RETRIES	10
+
+static unsigned long hzram_zs_alloc(struct hzram *hz, unsigned int len,
+				    bool swap)
+{
+	unsigned long handle;
+	unsigned int flags, i;
+
+	handle = zs_malloc(hz->mem_pool, len, HZRAM_GFP);
+	if (!IS_ERR_VALUE(handle))
+		return handle;
+	atomic64_inc(&hz->stats.writestall);
+	if (swap) {
+		/* Swapping out frees memory: use the reserves, as reclaim does. */
+		flags = memalloc_noreclaim_save();
+		handle = zs_malloc(hz->mem_pool, len, HZRAM_GFP);
+		memalloc_noreclaim_restore(flags);
+		return handle;
+	}
+	/* Give kswapd a moment, a bounded number of times. */
+	for (i = 0; i < HZRAM_ALLOC_RETRIES && IS_ERR_VALUE(handle); i++) {
+		memalloc_retry_wait(HZRAM_GFP);
+		handle = zs_malloc(hz->mem_pool, len, HZRAM_GFP);
+	}
+	return handle;
+}
+
 /**
  * hzram_slot_commit() - store encoded page data in slot @index
  * @hz: the device
@@ -103,32 +139,25 @@ static void hzram_slot_store_same(struct hzram *hz, u32 index,
  * @data: the page compressed with the device's algorithm, or the page
  *	itself when @len is PAGE_SIZE
  * @len: bytes at @data, 1..PAGE_SIZE
+ * @swap: the write is a swap-out, which may dip into memory reserves
  *
- * Allocates without entering I/O (GFP_NOIO), so that it can run on the
- * swap path, and enforces mem_limit. The slot's previous content is freed
- * only once the new one is in place; on error the slot is unchanged.
+ * Allocates without direct reclaim (see HZRAM_GFP) and enforces
+ * mem_limit. The slot's previous content is freed only once the new one
+ * is in place; on error the slot is unchanged.
  *
  * Return: 0, -EINVAL for a bad @len, -ENOMEM when memory or mem_limit
  * runs out.
  */
 int hzram_slot_commit(struct hzram *hz, u32 index, const void *data,
-		      unsigned int len)
+		      unsigned int len, bool swap)
 {
 	unsigned long handle, used, limit;
 
 	if (WARN_ON_ONCE(!len || len > PAGE_SIZE))
 		return -EINVAL;
-
-	/* First without direct reclaim, as kswapd may free enough. */
-	handle = zs_malloc(hz->mem_pool, len, __GFP_KSWAPD_RECLAIM |
-			   __GFP_NOWARN | __GFP_HIGHMEM | __GFP_MOVABLE);
-	if (IS_ERR_VALUE(handle)) {
-		atomic64_inc(&hz->stats.writestall);
-		handle = zs_malloc(hz->mem_pool, len, GFP_NOIO | __GFP_NOWARN |
-				   __GFP_HIGHMEM | __GFP_MOVABLE);
-		if (IS_ERR_VALUE(handle))
-			return -ENOMEM;
-	}
+	handle = hzram_zs_alloc(hz, len, swap);
+	if (IS_ERR_VALUE(handle))
+		return -ENOMEM;
 
 	used = zs_get_total_pages(hz->mem_pool);
 	hzram_update_used_max(hz, used);
@@ -170,10 +199,11 @@ static bool hzram_page_same_filled(const void *ptr, unsigned long *word)
 
 /*
  * Store the page at @src in slot @index. The caller holds the slot lock;
- * @strm is a stream it holds, or NULL to take one if needed.
+ * @strm is a stream it holds, or NULL to take one if needed; @swap as for
+ * hzram_slot_commit().
  */
 static int __hzram_store(struct hzram *hz, u32 index, const void *src,
-			 struct hzram_strm *strm)
+			 struct hzram_strm *strm, bool swap)
 {
 	struct hzram_strm *own = NULL;
 	unsigned long word;
@@ -191,9 +221,9 @@ static int __hzram_store(struct hzram *hz, u32 index, const void *src,
 		pr_err_ratelimited("%s: compression failed: %d\n",
 				   hz->disk->disk_name, ret);
 	} else if (len >= hz->huge_class_size) {
-		ret = hzram_slot_commit(hz, index, src, PAGE_SIZE);
+		ret = hzram_slot_commit(hz, index, src, PAGE_SIZE, swap);
 	} else {
-		ret = hzram_slot_commit(hz, index, strm->buffer, len);
+		ret = hzram_slot_commit(hz, index, strm->buffer, len, swap);
 	}
 	if (own)
 		hzram_strm_put(own);
@@ -234,6 +264,12 @@ static int __hzram_load(struct hzram *hz, u32 index, void *dst,
 	return ret;
 }
 
+/* What the I/O path needs to know about the request it serves. */
+struct hzram_io {
+	bool write;
+	bool swap;	/* REQ_SWAP: see hzram_slot_commit() */
+};
+
 /*
  * Read or write @len bytes at byte @off of device page @index, from or to
  * @page at @page_off. Sub-page writes read, modify and write the page
@@ -241,7 +277,7 @@ static int __hzram_load(struct hzram *hz, u32 index, void *dst,
  */
 static int hzram_rw_page(struct hzram *hz, u32 index, unsigned int off,
 			 struct page *page, unsigned int page_off,
-			 unsigned int len, bool write)
+			 unsigned int len, const struct hzram_io *io)
 {
 	struct hzram_strm *strm = NULL;
 	void *mem = kmap_local_page(page) + page_off;
@@ -249,8 +285,8 @@ static int hzram_rw_page(struct hzram *hz, u32 index, unsigned int off,
 
 	hzram_slot_lock(hz, index);
 	if (len == PAGE_SIZE) {
-		if (write)
-			ret = __hzram_store(hz, index, mem, NULL);
+		if (io->write)
+			ret = __hzram_store(hz, index, mem, NULL, io->swap);
 		else
 			ret = __hzram_load(hz, index, mem, NULL);
 		goto out_unlock;
@@ -260,9 +296,9 @@ static int hzram_rw_page(struct hzram *hz, u32 index, unsigned int off,
 	ret = __hzram_load(hz, index, strm->scratch, strm);
 	if (ret)
 		goto out_put;
-	if (write) {
+	if (io->write) {
 		memcpy(strm->scratch + off, mem, len);
-		ret = __hzram_store(hz, index, strm->scratch, strm);
+		ret = __hzram_store(hz, index, strm->scratch, strm, io->swap);
 	} else {
 		memcpy(mem, strm->scratch + off, len);
 	}
@@ -275,7 +311,7 @@ out_unlock:
 }
 
 static int hzram_rw_bvec(struct hzram *hz, const struct bio_vec *bv,
-			 u64 pos, bool write)
+			 u64 pos, const struct hzram_io *io)
 {
 	unsigned int done = 0;
 
@@ -287,7 +323,7 @@ static int hzram_rw_bvec(struct hzram *hz, const struct bio_vec *bv,
 		int ret;
 
 		ret = hzram_rw_page(hz, index, off, bv->bv_page,
-				    bv->bv_offset + done, len, write);
+				    bv->bv_offset + done, len, io);
 		if (ret)
 			return ret;
 		done += len;
@@ -300,7 +336,9 @@ static int hzram_rw_bvec(struct hzram *hz, const struct bio_vec *bv,
 static int hzram_zero_partial(struct hzram *hz, u32 index, unsigned int off,
 			      unsigned int len)
 {
-	return hzram_rw_page(hz, index, off, ZERO_PAGE(0), 0, len, true);
+	static const struct hzram_io io = { .write = true };
+
+	return hzram_rw_page(hz, index, off, ZERO_PAGE(0), 0, len, &io);
 }
 
 /*
@@ -341,7 +379,10 @@ static blk_status_t hzram_handle_rq(struct hzram *hz, struct request *rq)
 {
 	u64 pos = (u64)blk_rq_pos(rq) << SECTOR_SHIFT;
 	u64 bytes = blk_rq_bytes(rq);
-	bool write = op_is_write(req_op(rq));
+	struct hzram_io io = {
+		.write = op_is_write(req_op(rq)),
+		.swap = rq->cmd_flags & REQ_SWAP,
+	};
 	struct req_iterator iter;
 	struct bio_vec bv;
 	int ret = 0;
@@ -357,7 +398,7 @@ static blk_status_t hzram_handle_rq(struct hzram *hz, struct request *rq)
 	case REQ_OP_READ:
 	case REQ_OP_WRITE:
 		rq_for_each_segment(bv, rq, iter) {
-			ret = hzram_rw_bvec(hz, &bv, pos, write);
+			ret = hzram_rw_bvec(hz, &bv, pos, &io);
 			if (ret)
 				break;
 			pos += bv.bv_len;
@@ -374,8 +415,8 @@ static blk_status_t hzram_handle_rq(struct hzram *hz, struct request *rq)
 	}
 	if (ret) {
 		/* Out of memory or past mem_limit included: an I/O error. */
-		atomic64_inc(write ? &hz->stats.failed_writes :
-				     &hz->stats.failed_reads);
+		atomic64_inc(io.write ? &hz->stats.failed_writes :
+					&hz->stats.failed_reads);
 		return BLK_STS_IOERR;
 	}
 	return BLK_STS_OK;
