@@ -1,19 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * swap_verify MIB [PASSES]: allocate MIB MiB of anonymous memory, fill it
- * with a pattern unique to each word, then read every word back PASSES
- * times (default 2), walking the memory in a different order each pass so
- * that pages go out to swap and come back. Exits 0 when every word was
- * right, 1 on the first wrong one (printing where), 2 on bad usage.
+ * swap_verify MIB [PASSES [DATA]]: allocate MIB MiB of anonymous memory,
+ * fill it, then read every word back PASSES times (default 2), walking the
+ * memory in a different order each pass so that pages go out to swap and
+ * come back. Exits 0 when every word was right, 1 on the first wrong one
+ * (printing where), 2 on bad usage.
  *
- * Each page is 256 pseudo-random bytes followed by a repeated word, so it
- * compresses about tenfold: a compressed swap device can hold several
- * times the machine's memory of it.
+ * By default each page is 256 pseudo-random bytes (unique to each word)
+ * followed by a repeated word, so it compresses about tenfold: a
+ * compressed swap device can hold several times the machine's memory of
+ * it. With DATA, a file of pages, page p holds the file's page
+ * p % (its pages) instead: real memory, at its real compression ratio.
  */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define PAGE 4096
 #define WORDS (PAGE / 8)
@@ -27,9 +32,35 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 33);
 }
 
+static const uint64_t *data;	/* DATA mapped, or NULL */
+static unsigned long data_pages;
+
 static uint64_t word(uint64_t page, unsigned int i)
 {
+	if (data)
+		return data[(page % data_pages) * WORDS + i];
 	return i < 32 ? mix(page * WORDS + i) : mix(page) | 1;
+}
+
+static int map_data(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st) || st.st_size < PAGE) {
+		perror(path);
+		return -1;
+	}
+	data_pages = st.st_size / PAGE;
+	/* Kept in memory while it is the reference: locked. */
+	data = mmap(NULL, data_pages * PAGE, PROT_READ, MAP_PRIVATE | MAP_POPULATE | MAP_LOCKED,
+		    fd, 0);
+	close(fd);
+	if (data == MAP_FAILED) {
+		perror("mmap DATA");
+		return -1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -38,11 +69,13 @@ int main(int argc, char **argv)
 	uint64_t *mem;
 	unsigned int i;
 
-	if (argc < 2 || argc > 3 || !(mib = strtoul(argv[1], NULL, 10)) ||
-	    (argc == 3 && !(passes = strtoul(argv[2], NULL, 10)))) {
-		fprintf(stderr, "usage: swap_verify MIB [PASSES]\n");
+	if (argc < 2 || argc > 4 || !(mib = strtoul(argv[1], NULL, 10)) ||
+	    (argc >= 3 && !(passes = strtoul(argv[2], NULL, 10)))) {
+		fprintf(stderr, "usage: swap_verify MIB [PASSES [DATA]]\n");
 		return 2;
 	}
+	if (argc == 4 && map_data(argv[3]))
+		return 2;
 	pages = mib << 8;
 	mem = mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
