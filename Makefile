@@ -6,11 +6,13 @@
 #                        the test kernels and run every test
 #   make demo            the quick-start demo in a virtual machine
 #   make bench           hzram against zram in a virtual machine
+#   make dkms-install    install the module with DKMS (root)
+#   make dkms-uninstall  remove it
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 VM_KERNELS ?= 6.1 6.12
 
-.PHONY: all kmod clean-kmod clean check demo bench deps
+.PHONY: all kmod clean-kmod clean check demo bench deps dkms-install dkms-uninstall
 
 all: kmod
 
@@ -30,8 +32,14 @@ deps:
 check: deps
 	tests/run-all $(VM_KERNELS)
 
-demo: deps
+demo:
 	scripts/demo
 
 bench: deps
 	bench/zram-compare
+
+dkms-install:
+	scripts/dkms install
+
+dkms-uninstall:
+	scripts/dkms uninstall

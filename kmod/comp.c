@@ -13,8 +13,11 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
-/* The algorithms listed in comp_algorithm, when the kernel provides them. */
-static const char * const hzram_known_algs[] = {
+/*
+ * The algorithms hzram accepts, when the kernel provides them. Each keeps
+ * its compression and decompression state apart (see struct hzram_strm).
+ */
+static const char * const hzram_algs[] = {
 	"lzo", "lzo-rle", "lz4", "lz4hc", "zstd",
 };
 
@@ -22,7 +25,12 @@ static enum cpuhp_state hzram_cpuhp_state;
 
 bool hzram_comp_available(const char *name)
 {
-	return crypto_has_comp(name, 0, 0) == 1;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(hzram_algs); i++)
+		if (!strcmp(name, hzram_algs[i]))
+			return crypto_has_comp(name, 0, 0) == 1;
+	return false;
 }
 
 /**
@@ -34,23 +42,17 @@ bool hzram_comp_available(const char *name)
  */
 ssize_t hzram_comp_available_show(const char *cur, char *buf)
 {
-	bool listed = false;
 	ssize_t sz = 0;
 	int i;
 
-	for (i = 0; i < ARRAY_SIZE(hzram_known_algs); i++) {
-		const char *alg = hzram_known_algs[i];
+	for (i = 0; i < ARRAY_SIZE(hzram_algs); i++) {
+		const char *alg = hzram_algs[i];
 
-		if (!strcmp(cur, alg)) {
+		if (!strcmp(cur, alg))
 			sz += sysfs_emit_at(buf, sz, "[%s] ", alg);
-			listed = true;
-		} else if (hzram_comp_available(alg)) {
+		else if (hzram_comp_available(alg))
 			sz += sysfs_emit_at(buf, sz, "%s ", alg);
-		}
 	}
-	/* Another algorithm of the crypto API, chosen by name. */
-	if (!listed)
-		sz += sysfs_emit_at(buf, sz, "[%s] ", cur);
 	if (sz)
 		buf[sz - 1] = '\n';
 	return sz;
@@ -134,8 +136,10 @@ struct hzram_comp *hzram_comp_create(const char *name)
 		ret = -ENOMEM;
 		goto err_free_comp;
 	}
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu(cpu) {
 		mutex_init(&per_cpu_ptr(comp->strm, cpu)->lock);
+		local_lock_init(&per_cpu_ptr(comp->strm, cpu)->dlock);
+	}
 
 	ret = cpuhp_state_add_instance(hzram_cpuhp_state, &comp->node);
 	if (ret)
@@ -198,21 +202,27 @@ int hzram_comp_compress(struct hzram_strm *strm, const void *src,
 }
 
 /**
- * hzram_comp_decompress() - decompress one page
- * @strm: a stream held by the caller
+ * hzram_comp_decompress() - decompress one page on the current CPU
+ * @comp: the device's streams
  * @src: the compressed data
  * @src_len: its length in bytes
  * @dst: PAGE_SIZE bytes of output
  *
+ * Does not sleep and needs no stream held; a caller holding one may call
+ * it too.
+ *
  * Return: 0, or -EIO if @src is not a valid compressed page.
  */
-int hzram_comp_decompress(struct hzram_strm *strm, const void *src,
+int hzram_comp_decompress(struct hzram_comp *comp, const void *src,
 			  unsigned int src_len, void *dst)
 {
 	unsigned int dst_len = PAGE_SIZE;
 	int ret;
 
-	ret = crypto_comp_decompress(strm->tfm, src, src_len, dst, &dst_len);
+	local_lock(&comp->strm->dlock);
+	ret = crypto_comp_decompress(this_cpu_ptr(comp->strm)->tfm, src,
+				     src_len, dst, &dst_len);
+	local_unlock(&comp->strm->dlock);
 	if (ret || dst_len != PAGE_SIZE)
 		return -EIO;
 	return 0;

@@ -12,17 +12,15 @@
 #include <linux/version.h>
 #include <linux/zsmalloc.h>
 
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
-#error "hzram needs Linux 6.1 or later"
-#endif
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0) && \
-	LINUX_VERSION_CODE < KERNEL_VERSION(6, 11, 0)
-/* blk_mq_alloc_disk() takes queue limits, but queue features are flags. */
-#error "hzram does not build on Linux 6.9 and 6.10"
-#endif
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 15, 0)
-/* zsmalloc replaced zs_map_object() with zs_obj_read_begin() and friends. */
-#error "hzram has not been ported to the zsmalloc API of Linux 6.15 and later"
+/*
+ * The kernels hzram is built and tested on. The conditions below name the
+ * release that changed each interface, for whoever ports it further.
+ */
+#if !(LINUX_VERSION_CODE >= KERNEL_VERSION(6, 1, 0) && \
+      LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0)) && \
+    !(LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0) && \
+      LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0))
+#error "hzram supports Linux 6.1 and 6.12"
 #endif
 
 /* Queue limits every hzram disk gets. */
@@ -96,6 +94,16 @@ static inline struct gendisk *hzram_alloc_disk(struct blk_mq_tag_set *set,
 	{								\
 		return fn(bdev->bd_disk);				\
 	}
+#endif
+
+/*
+ * ->queue_rqs() takes a struct rq_list since 6.13, and in 6.12 stable
+ * kernels that have the backport; Kbuild probes the header for it.
+ */
+#ifdef HZRAM_HAVE_RQ_LIST
+typedef struct rq_list hzram_rq_list;
+#else
+typedef struct request *hzram_rq_list;
 #endif
 
 /* Class attribute methods take const pointers since 6.4. */

@@ -12,6 +12,7 @@
 #include <linux/atomic.h>
 #include <linux/blk-mq.h>
 #include <linux/crypto.h>
+#include <linux/local_lock.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/rwsem.h>
@@ -65,12 +66,16 @@ struct hzram_stats {
 };
 
 /*
- * A compression stream: the transform and its buffers, one per CPU. A
- * user takes the stream of the CPU it runs on and holds its mutex, so it
- * may sleep (and migrate) while it uses it.
+ * A compression stream: the transform and its buffers, one per CPU.
+ * Compression takes the stream of the CPU it runs on and holds its mutex,
+ * so it may sleep (and migrate) while it uses the stream. Decompression
+ * uses the current CPU's transform under dlock (preemption off, never
+ * sleeping): the algorithms hzram allows keep their compression and
+ * decompression state apart, so the two never disturb each other.
  */
 struct hzram_strm {
-	struct mutex lock;
+	struct mutex lock;		/* compression: tfm, buffer, scratch */
+	local_lock_t dlock;		/* decompression: tfm */
 	struct crypto_comp *tfm;	/* NULL while the CPU is offline */
 	void *buffer;			/* 2 * PAGE_SIZE: compressor output */
 	void *scratch;			/* PAGE_SIZE: read-modify-write page */
@@ -124,7 +129,7 @@ struct hzram_strm *hzram_strm_get(struct hzram_comp *comp);
 void hzram_strm_put(struct hzram_strm *strm);
 int hzram_comp_compress(struct hzram_strm *strm, const void *src,
 			unsigned int *dst_len);
-int hzram_comp_decompress(struct hzram_strm *strm, const void *src,
+int hzram_comp_decompress(struct hzram_comp *comp, const void *src,
 			  unsigned int src_len, void *dst);
 
 /* io.c */

@@ -230,16 +230,11 @@ static int __hzram_store(struct hzram *hz, u32 index, const void *src,
 	return ret;
 }
 
-/*
- * Decode slot @index into @dst (PAGE_SIZE bytes). The caller holds the
- * slot lock; @strm as for __hzram_store().
- */
-static int __hzram_load(struct hzram *hz, u32 index, void *dst,
-			struct hzram_strm *strm)
+/* Decode slot @index into @dst (PAGE_SIZE bytes); the slot lock is held. */
+static int __hzram_load(struct hzram *hz, u32 index, void *dst)
 {
 	struct hzram_slot *slot = &hz->table[index];
 	unsigned int len = hzram_slot_size(hz, index);
-	struct hzram_strm *own = NULL;
 	const void *src;
 	int ret = 0;
 
@@ -248,16 +243,12 @@ static int __hzram_load(struct hzram *hz, u32 index, void *dst,
 		memset_l(dst, slot->handle, PAGE_SIZE / sizeof(unsigned long));
 		return 0;
 	}
-	if (len != PAGE_SIZE && !strm)
-		strm = own = hzram_strm_get(hz->comp);
 	src = hzram_zs_read_begin(hz->mem_pool, slot->handle);
 	if (len == PAGE_SIZE)
 		memcpy(dst, src, PAGE_SIZE);
 	else
-		ret = hzram_comp_decompress(strm, src, len, dst);
+		ret = hzram_comp_decompress(hz->comp, src, len, dst);
 	hzram_zs_read_end(hz->mem_pool, slot->handle);
-	if (own)
-		hzram_strm_put(own);
 	if (ret)
 		pr_err_ratelimited("%s: page %u does not decompress\n",
 				   hz->disk->disk_name, index);
@@ -288,12 +279,12 @@ static int hzram_rw_page(struct hzram *hz, u32 index, unsigned int off,
 		if (io->write)
 			ret = __hzram_store(hz, index, mem, NULL, io->swap);
 		else
-			ret = __hzram_load(hz, index, mem, NULL);
+			ret = __hzram_load(hz, index, mem);
 		goto out_unlock;
 	}
 
 	strm = hzram_strm_get(hz->comp);
-	ret = __hzram_load(hz, index, strm->scratch, strm);
+	ret = __hzram_load(hz, index, strm->scratch);
 	if (ret)
 		goto out_put;
 	if (io->write) {
@@ -433,8 +424,20 @@ static blk_status_t hzram_queue_rq(struct blk_mq_hw_ctx *hctx,
 	return BLK_STS_OK;
 }
 
+/* A plug's worth of requests at once: cheaper than one ->queue_rq each. */
+static void hzram_queue_rqs(hzram_rq_list *rqlist)
+{
+	struct request *rq;
+
+	while ((rq = rq_list_pop(rqlist))) {
+		blk_mq_start_request(rq);
+		blk_mq_end_request(rq, hzram_handle_rq(rq->q->queuedata, rq));
+	}
+}
+
 const struct blk_mq_ops hzram_mq_ops = {
 	.queue_rq	= hzram_queue_rq,
+	.queue_rqs	= hzram_queue_rqs,
 };
 
 /*
