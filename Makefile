@@ -2,6 +2,9 @@
 #
 #   make                 build kmod/hzram.ko for the running kernel
 #   make KDIR=<dir>      ... or against the kernel headers in <dir>
+#   make userhelper      the helper's libraries, tests and hzbench
+#                        (build/userhelper/)
+#   make fuzz            the decompressor's fuzz target (build/fuzz/)
 #   make check           install what is missing, build everything for
 #                        the test kernels and run every test
 #   make demo            the quick-start demo in a virtual machine
@@ -12,7 +15,8 @@
 KDIR ?= /lib/modules/$(shell uname -r)/build
 VM_KERNELS ?= 6.1 6.12
 
-.PHONY: all kmod clean-kmod clean check demo bench deps dkms-install dkms-uninstall
+.PHONY: all kmod clean-kmod clean check demo bench deps dkms-install dkms-uninstall \
+	userhelper fuzz linux-source corpus hzbench
 
 all: kmod
 
@@ -24,7 +28,7 @@ clean-kmod:
 		kmod/modules.order kmod/Module.symvers
 
 clean: clean-kmod
-	rm -rf build/out
+	rm -rf build/userhelper build/fuzz
 
 deps:
 	scripts/setup-debian
@@ -35,7 +39,8 @@ check: deps
 demo:
 	scripts/demo
 
-bench: deps
+bench: deps userhelper
+	build/userhelper/hzbench --corpus $(CORPUS)
 	bench/zram-compare
 
 dkms-install:
@@ -43,3 +48,35 @@ dkms-install:
 
 dkms-uninstall:
 	scripts/dkms uninstall
+
+# The page corpus, decompressed, for the userspace tests and benchmarks.
+CORPUS := build/data/procmem-64m.pages
+corpus: $(CORPUS)
+$(CORPUS): tests/data/procmem-64m.pages.xz
+	mkdir -p $(dir $@)
+	xz -dc $< >$@.tmp && mv $@.tmp $@
+
+linux-source:
+	scripts/fetch-linux-source
+
+userhelper: linux-source corpus
+	cmake -S userhelper -B build/userhelper -DHZRAM_CORPUS=$(CURDIR)/$(CORPUS) >/dev/null
+	cmake --build build/userhelper -j $(shell nproc)
+
+hzbench: userhelper
+	build/userhelper/hzbench --corpus $(CORPUS)
+
+# libFuzzer needs clang; the library is built again with the sanitizers.
+FUZZ_SRCS := tests/user/fuzz_decompress.cc userhelper/src/isa.cc \
+	userhelper/src/lz4_scalar.cc userhelper/src/lz4_avx2.cc userhelper/src/lz4_avx512.cc
+FUZZ_FLAGS := -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all -Wall -Wextra -Werror \
+	-Iuserhelper/include -Iinclude/uapi
+fuzz: build/fuzz/fuzz_decompress
+build/fuzz/fuzz_decompress: $(FUZZ_SRCS) userhelper/src/lz4_impl.h userhelper/include/hzram/page_codec.h
+	mkdir -p build/fuzz
+	clang++ $(FUZZ_FLAGS) -c userhelper/src/lz4_avx2.cc -mavx2 -mbmi -mbmi2 -o build/fuzz/lz4_avx2.o
+	clang++ $(FUZZ_FLAGS) -c userhelper/src/lz4_avx512.cc -mavx512f -mavx512bw -mavx512vl -mbmi -mbmi2 \
+		-o build/fuzz/lz4_avx512.o
+	clang++ $(FUZZ_FLAGS) -o $@ tests/user/fuzz_decompress.cc userhelper/src/isa.cc \
+		userhelper/src/lz4_scalar.cc build/fuzz/lz4_avx2.o build/fuzz/lz4_avx512.o -llz4

@@ -10,6 +10,8 @@
 #ifndef _UAPI_LINUX_HZRAM_H
 #define _UAPI_LINUX_HZRAM_H
 
+#include <linux/types.h>
+
 #define HZRAM_DEVICE_PREFIX	"hzram"		/* /dev/hzramN, /sys/block/hzramN */
 #define HZRAM_CONTROL_CLASS	"hzram-control"	/* /sys/class/hzram-control */
 
@@ -40,6 +42,26 @@ enum hzram_io_stat_field {
 	HZRAM_IO_INVALID_IO,		/* requests outside the device */
 	HZRAM_IO_NOTIFY_FREE,		/* pages freed by swap slot notification */
 	HZRAM_IO_NR_FIELDS,
+};
+
+/*
+ * Encoded pages of a batch. A batch of HZRAM_PAGE_SIZE-byte pages is
+ * encoded into an arena (a byte buffer) and an array of records, one per
+ * page, in page order. The same layout carries pages between the kernel
+ * and the helper.
+ */
+enum hzram_page_kind {
+	HZRAM_PAGE_SAME = 1,	/* one 8-byte word repeated; nothing in the arena */
+	HZRAM_PAGE_RAW = 2,	/* the page itself, HZRAM_PAGE_SIZE bytes */
+	HZRAM_PAGE_LZ4 = 3,	/* an LZ4 block (the block format, no frame) */
+};
+
+struct hzram_page_record {
+	__u64 value;	/* SAME: the fill word; RAW, LZ4: byte offset in the arena */
+	__u32 length;	/* bytes in the arena: 0 (SAME), HZRAM_PAGE_SIZE (RAW),
+			 * 1..HZRAM_PAGE_SIZE - 1 (LZ4) */
+	__u16 kind;	/* enum hzram_page_kind */
+	__u16 flags;	/* 0; reserved */
 };
 
 #endif /* _UAPI_LINUX_HZRAM_H */

@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// hzbench: the batch page codec against liblz4, on real memory pages.
+//
+// In one run it measures
+//   - the baseline: liblz4's LZ4_compress_default and LZ4_decompress_safe,
+//     one thread, page by page;
+//   - the hzram codec at each thread count asked for, in batches;
+//   - the time per batch (p50, p99) for batches of 1, 32, 256, 1024 and
+//     4096 pages at the largest thread count;
+//   - memory bandwidth (memcpy), one thread and all threads, which bounds
+//     what the codec can reach;
+// and prints a table; --json writes the same figures.
+//
+// Usage: hzbench --corpus FILE [--threads 1,2,...] [--batch PAGES]
+//                [--seconds S] [--isa scalar|avx2|avx512] [--json FILE]
+// FILE is a file of 4 KiB pages, or one compressed with xz (*.xz).
+#include <getopt.h>
+#include <lz4.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hzram/codec.h"
+
+namespace {
+
+using hzram::kPageSize;
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+std::vector<std::uint8_t> LoadPages(const std::string& path) {
+  std::vector<std::uint8_t> data;
+  FILE* f;
+  const bool xz = path.size() > 3 && path.compare(path.size() - 3, 3, ".xz") == 0;
+  if (xz) {
+    const std::string cmd = "xz -dc '" + path + "'";
+    f = popen(cmd.c_str(), "r");
+  } else {
+    f = std::fopen(path.c_str(), "rb");
+  }
+  if (!f) return data;
+  std::vector<std::uint8_t> buf(1 << 20);
+  std::size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) data.insert(data.end(), buf.begin(), buf.begin() + n);
+  if (xz)
+    pclose(f);
+  else
+    std::fclose(f);
+  data.resize(data.size() / kPageSize * kPageSize);
+  return data;
+}
+
+struct Rate {
+  double comp_gbs = 0, decomp_gbs = 0, ratio = 0;
+};
+
+// Run @fn (which processes @bytes) repeatedly for at least @seconds; the
+// best pass is the figure (the least disturbed by the rest of the machine).
+template <class F>
+double BestGBs(std::size_t bytes, double seconds, F&& fn) {
+  double best = 0, spent = 0;
+  int passes = 0;
+  while (spent < seconds || passes < 3) {
+    const auto a = Clock::now();
+    fn();
+    const double s = Seconds(a, Clock::now());
+    best = std::max(best, bytes / s / 1e9);
+    spent += s;
+    passes++;
+  }
+  return best;
+}
+
+Rate Baseline(const std::vector<std::uint8_t>& pages, double seconds) {
+  const std::size_t n = pages.size() / kPageSize;
+  std::vector<char> out(n * LZ4_COMPRESSBOUND(kPageSize));
+  std::vector<int> len(n);
+  std::vector<char> page(kPageSize);
+  Rate r;
+  r.comp_gbs = BestGBs(pages.size(), seconds, [&] {
+    for (std::size_t i = 0; i < n; i++)
+      len[i] = LZ4_compress_default(reinterpret_cast<const char*>(&pages[i * kPageSize]),
+                                    &out[i * LZ4_COMPRESSBOUND(kPageSize)], kPageSize,
+                                    LZ4_COMPRESSBOUND(kPageSize));
+  });
+  std::size_t stored = 0;
+  for (int l : len) stored += std::min<std::size_t>(l, kPageSize);  // raw if no gain
+  r.ratio = static_cast<double>(pages.size()) / stored;
+  bool ok = true;
+  r.decomp_gbs = BestGBs(pages.size(), seconds, [&] {
+    for (std::size_t i = 0; i < n; i++)
+      ok &= LZ4_decompress_safe(&out[i * LZ4_COMPRESSBOUND(kPageSize)], page.data(), len[i],
+                                kPageSize) == static_cast<int>(kPageSize);
+  });
+  if (!ok) std::fprintf(stderr, "hzbench: liblz4 failed to decompress its own output\n");
+  return r;
+}
+
+bool CodecRate(hzram::Codec& codec, const std::vector<std::uint8_t>& pages, std::size_t batch,
+               double seconds, Rate* r) {
+  const std::size_t n = pages.size() / kPageSize;
+  const std::size_t nb = (n + batch - 1) / batch;
+  std::vector<hzram_page_record> rec(n);
+  std::vector<std::uint8_t> arena(hzram::Codec::ArenaBytes(n));
+  std::vector<std::uint8_t> out(pages.size());
+  std::vector<int> status(n);
+  bool ok = true;
+  auto span_of = [&](std::size_t b) {
+    const std::size_t first = b * batch, count = std::min(batch, n - first);
+    return std::pair(first, count);
+  };
+  r->comp_gbs = BestGBs(pages.size(), seconds, [&] {
+    for (std::size_t b = 0; b < nb; b++) {
+      auto [first, count] = span_of(b);
+      ok &= codec.Compress(hzram::PageList(&pages[first * kPageSize], count),
+                           std::span(&rec[first], count),
+                           std::span(&arena[first * kPageSize], count * kPageSize)) == 0;
+    }
+  });
+  std::size_t stored = 0;
+  for (const auto& x : rec) stored += x.length;
+  r->ratio = static_cast<double>(pages.size()) / stored;
+  r->decomp_gbs = BestGBs(pages.size(), seconds, [&] {
+    for (std::size_t b = 0; b < nb; b++) {
+      auto [first, count] = span_of(b);
+      ok &= codec.Decompress(std::span(&rec[first], count),
+                             std::span(&arena[first * kPageSize], count * kPageSize),
+                             hzram::MutablePageList(&out[first * kPageSize], count),
+                             std::span(&status[first], count)) == 0;
+    }
+  });
+  return ok && out == pages;
+}
+
+struct Latency {
+  std::size_t batch;
+  double comp_p50_us, comp_p99_us, decomp_p50_us, decomp_p99_us;
+};
+
+double Percentile(std::vector<double>& v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * v.size()))];
+}
+
+Latency BatchLatency(hzram::Codec& codec, const std::vector<std::uint8_t>& pages, std::size_t batch,
+                     double seconds) {
+  const std::size_t n = pages.size() / kPageSize;
+  std::vector<hzram_page_record> rec(batch);
+  std::vector<std::uint8_t> arena(hzram::Codec::ArenaBytes(batch)), out(batch * kPageSize);
+  std::vector<int> status(batch);
+  std::vector<double> ct, dt;
+  std::uint64_t s = 88172645463325252ull;
+  const auto start = Clock::now();
+  while (Seconds(start, Clock::now()) < seconds || ct.size() < 50) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    const std::size_t first = s % (n - batch + 1);
+    const auto a = Clock::now();
+    codec.Compress(hzram::PageList(&pages[first * kPageSize], batch), rec, arena);
+    const auto b = Clock::now();
+    codec.Decompress(rec, arena, hzram::MutablePageList(out.data(), batch), status);
+    const auto c = Clock::now();
+    ct.push_back(Seconds(a, b) * 1e6);
+    dt.push_back(Seconds(b, c) * 1e6);
+  }
+  return {batch, Percentile(ct, 0.5), Percentile(ct, 0.99), Percentile(dt, 0.5), Percentile(dt, 0.99)};
+}
+
+// memcpy bandwidth over a buffer much larger than the caches.
+double CopyGBs(unsigned threads, double seconds) {
+  const std::size_t per = 64 << 20;
+  std::vector<std::vector<std::uint8_t>> src(threads, std::vector<std::uint8_t>(per, 1)),
+      dst(threads, std::vector<std::uint8_t>(per, 2));
+  return BestGBs(per * threads, seconds, [&] {
+    std::vector<std::thread> t;
+    for (unsigned i = 0; i < threads; i++)
+      t.emplace_back([&, i] { std::memcpy(dst[i].data(), src[i].data(), per); });
+    for (auto& x : t) x.join();
+  });
+}
+
+std::string CpuModel() {
+  FILE* f = std::fopen("/proc/cpuinfo", "r");
+  char line[512];
+  std::string model = "unknown";
+  while (f && std::fgets(line, sizeof(line), f)) {
+    if (!std::strncmp(line, "model name", 10)) {
+      const char* p = std::strchr(line, ':');
+      if (p) model = std::string(p + 2, std::strcspn(p + 2, "\n"));
+      break;
+    }
+  }
+  if (f) std::fclose(f);
+  return model;
+}
+
+void Usage() {
+  std::fprintf(stderr,
+               "usage: hzbench --corpus FILE [--threads 1,2,...] [--batch PAGES] [--seconds S]\n"
+               "               [--isa scalar|avx2|avx512] [--json FILE]\n");
+  std::exit(2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  static const option opts[] = {{"corpus", 1, nullptr, 'c'}, {"threads", 1, nullptr, 't'},
+                                {"batch", 1, nullptr, 'b'},  {"seconds", 1, nullptr, 's'},
+                                {"isa", 1, nullptr, 'i'},    {"json", 1, nullptr, 'j'},
+                                {nullptr, 0, nullptr, 0}};
+  std::string corpus, json, isa_name;
+  std::vector<unsigned> threads;
+  std::size_t batch = 1024;
+  double seconds = 1.0;
+  cpu_set_t set;
+  sched_getaffinity(0, sizeof(set), &set);
+  const unsigned cpus = CPU_COUNT(&set);
+
+  for (int c; (c = getopt_long(argc, argv, "", opts, nullptr)) != -1;) {
+    switch (c) {
+      case 'c': corpus = optarg; break;
+      case 't':
+        for (char* p = optarg; *p;) {
+          const long v = std::strtol(p, &p, 10);
+          if (v < 1 || v > 1024) Usage();
+          threads.push_back(static_cast<unsigned>(v));
+          if (*p == ',') p++;
+          else if (*p) Usage();
+        }
+        break;
+      case 'b': batch = std::strtoul(optarg, nullptr, 10); break;
+      case 's': seconds = std::atof(optarg); break;
+      case 'i': isa_name = optarg; break;
+      case 'j': json = optarg; break;
+      default: Usage();
+    }
+  }
+  if (corpus.empty() || batch < 1 || batch > 4096 || seconds <= 0) Usage();
+  if (threads.empty())
+    for (unsigned t = 1; t <= cpus; t++) threads.push_back(t);
+
+  hzram::CodecOptions opt;
+  opt.max_batch = 4096;
+  if (!isa_name.empty()) {
+    opt.force_isa = true;
+    if (hzram::ParseIsa(isa_name, &opt.isa)) Usage();
+  } else if (int e = hzram::DefaultIsa(&opt.isa); e) {
+    std::fprintf(stderr, "hzbench: HZRAM_ISA: %s\n", std::strerror(-e));
+    return 2;
+  }
+  opt.force_isa = true;
+  if (!hzram::IsaSupported(opt.isa)) {
+    std::fprintf(stderr, "hzbench: this CPU cannot run %s\n", hzram::IsaName(opt.isa));
+    return 2;
+  }
+
+  const auto pages = LoadPages(corpus);
+  if (pages.empty()) {
+    std::fprintf(stderr, "hzbench: cannot read pages from %s\n", corpus.c_str());
+    return 1;
+  }
+  const std::size_t n = pages.size() / kPageSize;
+  std::printf("hzbench: %zu pages (%.1f MiB) of %s; %s, %u CPUs; codec isa %s, batch %zu\n", n,
+              pages.size() / 1048576.0, corpus.c_str(), CpuModel().c_str(), cpus,
+              hzram::IsaName(opt.isa), batch);
+
+  const Rate base = Baseline(pages, seconds);
+  struct Row {
+    unsigned threads;
+    Rate r;
+  };
+  std::vector<Row> rows;
+  for (unsigned t : threads) {
+    opt.threads = t;
+    int err;
+    auto codec = hzram::Codec::Create(opt, &err);
+    if (!codec) {
+      std::fprintf(stderr, "hzbench: codec: %s\n", std::strerror(-err));
+      return 1;
+    }
+    Rate r;
+    if (!CodecRate(*codec, pages, batch, seconds, &r)) {
+      std::fprintf(stderr, "hzbench: the codec did not give the pages back\n");
+      return 1;
+    }
+    rows.push_back({t, r});
+  }
+
+  std::printf("\n%-22s %10s %10s %8s %12s %10s %10s\n", "", "comp GB/s", "dec GB/s", "ratio",
+              "comp pages/s", "comp x", "dec x");
+  std::printf("%-22s %10.2f %10.2f %8.3f %12.0f %10.2f %10.2f\n", "liblz4, 1 thread", base.comp_gbs,
+              base.decomp_gbs, base.ratio, base.comp_gbs * 1e9 / kPageSize, 1.0, 1.0);
+  for (const auto& row : rows) {
+    char name[64];
+    std::snprintf(name, sizeof(name), "hzram, %u thread%s", row.threads, row.threads > 1 ? "s" : "");
+    std::printf("%-22s %10.2f %10.2f %8.3f %12.0f %10.2f %10.2f\n", name, row.r.comp_gbs,
+                row.r.decomp_gbs, row.r.ratio, row.r.comp_gbs * 1e9 / kPageSize,
+                row.r.comp_gbs / base.comp_gbs, row.r.decomp_gbs / base.decomp_gbs);
+  }
+
+  const unsigned max_threads = *std::max_element(threads.begin(), threads.end());
+  opt.threads = max_threads;
+  int err;
+  auto codec = hzram::Codec::Create(opt, &err);
+  std::vector<Latency> lat;
+  for (std::size_t b : {1, 32, 256, 1024, 4096})
+    if (b <= n) lat.push_back(BatchLatency(*codec, pages, b, seconds / 2));
+  std::printf("\ntime per batch, %u thread%s   %12s %12s %12s %12s\n", max_threads,
+              max_threads > 1 ? "s" : "", "comp p50 us", "comp p99 us", "dec p50 us", "dec p99 us");
+  for (const auto& l : lat)
+    std::printf("  %5zu pages               %12.1f %12.1f %12.1f %12.1f\n", l.batch, l.comp_p50_us,
+                l.comp_p99_us, l.decomp_p50_us, l.decomp_p99_us);
+
+  const double copy1 = CopyGBs(1, seconds / 2), copyn = CopyGBs(cpus, seconds / 2);
+  std::printf("\nmemcpy: %.2f GB/s on 1 thread, %.2f GB/s on %u\n", copy1, copyn, cpus);
+
+  if (!json.empty()) {
+    FILE* f = std::fopen(json.c_str(), "w");
+    if (!f) {
+      std::perror(json.c_str());
+      return 1;
+    }
+    std::fprintf(f, "{\n  \"cpu\": \"%s\", \"cpus\": %u, \"isa\": \"%s\", \"pages\": %zu, \"batch\": %zu,\n",
+                 CpuModel().c_str(), cpus, hzram::IsaName(opt.isa), n, batch);
+    std::fprintf(f, "  \"baseline\": {\"name\": \"liblz4 %s, 1 thread\", \"comp_gbs\": %.3f, \"decomp_gbs\": %.3f, \"ratio\": %.4f},\n",
+                 LZ4_versionString(), base.comp_gbs, base.decomp_gbs, base.ratio);
+    std::fprintf(f, "  \"codec\": [\n");
+    for (std::size_t i = 0; i < rows.size(); i++)
+      std::fprintf(f, "    {\"threads\": %u, \"comp_gbs\": %.3f, \"decomp_gbs\": %.3f, \"ratio\": %.4f, \"comp_speedup\": %.3f, \"decomp_speedup\": %.3f}%s\n",
+                   rows[i].threads, rows[i].r.comp_gbs, rows[i].r.decomp_gbs, rows[i].r.ratio,
+                   rows[i].r.comp_gbs / base.comp_gbs, rows[i].r.decomp_gbs / base.decomp_gbs,
+                   i + 1 < rows.size() ? "," : "");
+    std::fprintf(f, "  ],\n  \"batch_latency\": {\"threads\": %u, \"batches\": [\n", max_threads);
+    for (std::size_t i = 0; i < lat.size(); i++)
+      std::fprintf(f, "    {\"pages\": %zu, \"comp_p50_us\": %.2f, \"comp_p99_us\": %.2f, \"decomp_p50_us\": %.2f, \"decomp_p99_us\": %.2f}%s\n",
+                   lat[i].batch, lat[i].comp_p50_us, lat[i].comp_p99_us, lat[i].decomp_p50_us,
+                   lat[i].decomp_p99_us, i + 1 < lat.size() ? "," : "");
+    std::fprintf(f, "  ]},\n  \"memcpy_gbs\": {\"threads_1\": %.3f, \"threads_all\": %.3f}\n}\n", copy1, copyn);
+    std::fclose(f);
+  }
+  return 0;
+}

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0
+// The thread pool: start, pinning, reuse, concurrent callers, shutdown.
+#include "thread_pool.h"
+
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+namespace hzram {
+namespace {
+
+TEST(ThreadPoolTest, RunsEveryWorkerOncePerRun) {
+  int err = 1;
+  auto pool = ThreadPool::Create(3, false, &err);
+  ASSERT_TRUE(pool);
+  EXPECT_EQ(0, err);
+  EXPECT_EQ(3u, pool->size());
+  std::atomic<int> count[3] = {};
+  auto fn = [&](unsigned w) { count[w]++; };
+  for (int r = 0; r < 1000; r++) pool->Run(fn);
+  for (auto& c : count) EXPECT_EQ(1000, c.load());
+  EXPECT_EQ(1000u, pool->runs());
+}
+
+TEST(ThreadPoolTest, PinsEachWorkerToOneCpu) {
+  cpu_set_t set;
+  ASSERT_EQ(0, sched_getaffinity(0, sizeof(set), &set));
+  const unsigned cpus = CPU_COUNT(&set);
+  int err;
+  auto pool = ThreadPool::Create(cpus, true, &err);
+  ASSERT_TRUE(pool);
+  std::set<int> used;
+  std::vector<int> seen(cpus, -1);
+  auto fn = [&](unsigned w) { seen[w] = sched_getcpu(); };
+  pool->Run(fn);
+  for (unsigned w = 0; w < cpus; w++) {
+    EXPECT_TRUE(CPU_ISSET(pool->cpu_of(w), &set));
+    EXPECT_EQ(pool->cpu_of(w), seen[w]) << "worker " << w;
+    used.insert(pool->cpu_of(w));
+  }
+  EXPECT_EQ(cpus, used.size()) << "one CPU per worker";
+}
+
+TEST(ThreadPoolTest, UnpinnedWorkersSayNoCpu) {
+  int err;
+  auto pool = ThreadPool::Create(2, false, &err);
+  ASSERT_TRUE(pool);
+  EXPECT_EQ(-1, pool->cpu_of(0));
+  EXPECT_EQ(-1, pool->cpu_of(1));
+}
+
+TEST(ThreadPoolTest, StartAndStopRepeatedly) {
+  for (int i = 0; i < 200; i++) {
+    int err;
+    auto pool = ThreadPool::Create(1 + i % 4, i % 2, &err);
+    ASSERT_TRUE(pool);
+    if (i % 3) {
+      std::atomic<int> n{0};
+      auto fn = [&](unsigned) { n++; };
+      pool->Run(fn);
+      EXPECT_EQ(static_cast<int>(pool->size()), n.load());
+    }
+  }  // destroyed idle, after a run or never having run
+}
+
+TEST(ThreadPoolTest, ConcurrentCallersAreSerialised) {
+  int err;
+  auto pool = ThreadPool::Create(2, false, &err);
+  ASSERT_TRUE(pool);
+  std::atomic<int> inside{0}, overlap{0}, total{0};
+  auto caller = [&] {
+    for (int r = 0; r < 300; r++) {
+      auto fn = [&](unsigned) {
+        if (inside.fetch_add(1) >= 2) overlap++;
+        total++;
+        inside.fetch_sub(1);
+      };
+      pool->Run(fn);
+    }
+  };
+  std::thread a(caller), b(caller), c(caller);
+  a.join();
+  b.join();
+  c.join();
+  EXPECT_EQ(0, overlap.load());
+  EXPECT_EQ(3 * 300 * 2, total.load());
+}
+
+TEST(ThreadPoolTest, ZeroThreadsMeansOne) {
+  int err;
+  auto pool = ThreadPool::Create(0, false, &err);
+  ASSERT_TRUE(pool);
+  EXPECT_EQ(1u, pool->size());
+}
+
+}  // namespace
+}  // namespace hzram

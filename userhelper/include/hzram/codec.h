@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// hzram batch codec: compresses and decompresses batches of 4 KiB pages on
+// a pool of pinned threads, to and from the record/arena layout of
+// include/uapi/linux/hzram.h (struct hzram_page_record).
+//
+// Host-only header. All pointers are host memory; sizes are in bytes;
+// functions return 0 or a negative errno and never set errno.
+#ifndef HZRAM_CODEC_H
+#define HZRAM_CODEC_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+
+#include "hzram/page_codec.h"
+
+namespace hzram {
+
+class ThreadPool;
+struct CodecWorker;
+
+struct CodecOptions {
+  // Worker threads; 0: one per CPU the calling thread may run on.
+  unsigned threads = 0;
+  // Pin each worker to one CPU.
+  bool pin_threads = true;
+  // Instruction set; unset: DefaultIsa() ($HZRAM_ISA, else the best).
+  bool force_isa = false;
+  Isa isa = Isa::kScalar;
+  // Largest batch, in pages, that a call accepts.
+  std::size_t max_batch = 4096;
+};
+
+// A batch's source pages: one contiguous buffer, or an array of pointers.
+class PageList {
+ public:
+  // @n pages laid out one after another from @base.
+  PageList(const void* base, std::size_t n)
+      : base_(static_cast<const std::uint8_t*>(base)), n_(n) {}
+  // @n pages at @pages[0..n-1].
+  PageList(const void* const* pages, std::size_t n) : pages_(pages), n_(n) {}
+
+  std::size_t size() const { return n_; }
+  const void* operator[](std::size_t i) const {
+    return pages_ ? pages_[i] : base_ + i * kPageSize;
+  }
+
+ private:
+  const std::uint8_t* base_ = nullptr;
+  const void* const* pages_ = nullptr;
+  std::size_t n_;
+};
+
+// Destination pages of a decompression: contiguous, or pointers.
+class MutablePageList {
+ public:
+  MutablePageList(void* base, std::size_t n)
+      : base_(static_cast<std::uint8_t*>(base)), n_(n) {}
+  MutablePageList(void* const* pages, std::size_t n) : pages_(pages), n_(n) {}
+
+  std::size_t size() const { return n_; }
+  void* operator[](std::size_t i) const {
+    return pages_ ? pages_[i] : base_ + i * kPageSize;
+  }
+
+ private:
+  std::uint8_t* base_ = nullptr;
+  void* const* pages_ = nullptr;
+  std::size_t n_;
+};
+
+class Codec {
+ public:
+  // Start a codec: its threads and all its buffers. Returns nullptr and
+  // sets *err (if @err) to -EINVAL for bad options, -ENOTSUP when the ISA
+  // asked for cannot run on this CPU, or the errno of a failed thread
+  // start.
+  static std::unique_ptr<Codec> Create(const CodecOptions& options, int* err = nullptr);
+
+  ~Codec();
+  Codec(const Codec&) = delete;
+  Codec& operator=(const Codec&) = delete;
+
+  // Compress @pages into @records (one per page, in order) and @arena.
+  // The arena needs ArenaBytes(n) bytes; each page's data lies within
+  // [i * kPageSize, (i + 1) * kPageSize) of it in the worst case, but
+  // callers must use the records' offsets. Same-filled pages become
+  // HZRAM_PAGE_SAME records, pages whose LZ4 block would not be smaller
+  // than a page HZRAM_PAGE_RAW ones, the rest HZRAM_PAGE_LZ4. Returns 0,
+  // or -EINVAL for a batch larger than max_batch, too few records or too
+  // small an arena. Calls on one Codec are serialised.
+  int Compress(const PageList& pages, std::span<hzram_page_record> records,
+               std::span<std::uint8_t> arena);
+
+  // Decode @records (with their data in @arena) into @pages. @status gets
+  // one entry per page: 0, -EINVAL for a record that does not fit the
+  // layout (unknown kind, flags set, length or offset out of range), or
+  // -EBADMSG for LZ4 data that does not decode to exactly one page. A
+  // failed page leaves its destination undefined and its neighbours
+  // untouched. Returns the number of failed pages, or -EINVAL for a batch
+  // larger than max_batch or spans of different lengths.
+  int Decompress(std::span<const hzram_page_record> records,
+                 std::span<const std::uint8_t> arena, const MutablePageList& pages,
+                 std::span<int> status);
+
+  // Arena bytes a batch of @n pages may need.
+  static constexpr std::size_t ArenaBytes(std::size_t n) { return n * kPageSize; }
+
+  unsigned threads() const;
+  Isa isa() const { return kernels_->isa; }
+  // The pool, for tests: how many batches ran on it, and where.
+  const ThreadPool& pool() const { return *pool_; }
+
+ private:
+  Codec() = default;
+  template <class Job>
+  void Dispatch(std::size_t n, Job& job);
+
+  CodecOptions options_;
+  const PageKernels* kernels_ = nullptr;
+  std::unique_ptr<ThreadPool> pool_;
+  // One per pool thread, and one more for batches run on the caller.
+  std::unique_ptr<CodecWorker[]> workers_;
+  std::mutex call_mutex_;
+};
+
+}  // namespace hzram
+
+#endif  // HZRAM_CODEC_H

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// hzram page codec: LZ4 (block format) for single 4 KiB pages, with a
+// scalar, an AVX2 and an AVX-512 implementation chosen at run time.
+//
+// Host-only header. Every pointer is host memory; sizes are in bytes.
+#ifndef HZRAM_PAGE_CODEC_H
+#define HZRAM_PAGE_CODEC_H
+
+#include <linux/hzram.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace hzram {
+
+inline constexpr std::size_t kPageSize = HZRAM_PAGE_SIZE;
+
+// Room a compressor output buffer needs: a page plus slack for the wide
+// copies of the fast path.
+inline constexpr std::size_t kCompressBufferSize = kPageSize + 128;
+
+// Hash table of the compressor: 8192 16-bit entries (16 KiB, in L1), as
+// liblz4's for inputs under 64 KiB. Each entry holds a 12-bit position and
+// a 4-bit epoch; an entry of another epoch counts as empty. Each page
+// starts a new epoch, so the table is cleared only every 15 pages instead
+// of before every page as liblz4 does, and the output is the same as if it
+// had been: byte for byte liblz4's LZ4_compress_default(). Construct it
+// zeroed (the default), then reuse it.
+inline constexpr int kLz4HashLog = 13;
+struct Lz4Table {
+  alignas(64) std::uint16_t slot[1u << kLz4HashLog] = {};
+  std::uint16_t epoch = 0;  // of the last page; 1..15, 0 when cleared
+};
+
+enum class Isa : int { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+inline constexpr int kIsaCount = 3;
+
+// "scalar", "avx2" or "avx512".
+const char* IsaName(Isa isa);
+
+// Whether this CPU (and OS) can run @isa.
+bool IsaSupported(Isa isa);
+
+// The best ISA this CPU supports.
+Isa BestIsa();
+
+// Parse an ISA name as IsaName() prints it. Returns 0, or -EINVAL for an
+// unknown name.
+int ParseIsa(std::string_view name, Isa* isa);
+
+// The ISA to use by default: $HZRAM_ISA when set (a name for ParseIsa),
+// else BestIsa(). Returns 0, -EINVAL for an unknown name, or -ENOTSUP
+// when this CPU cannot run the ISA named.
+int DefaultIsa(Isa* isa);
+
+// The single-page functions of one ISA.
+struct PageKernels {
+  Isa isa;
+
+  // True if the page is one 8-byte word repeated; stores it in *word.
+  bool (*same_filled)(const void* page, std::uint64_t* word);
+
+  // Fill a page with @word.
+  void (*fill)(void* page, std::uint64_t word);
+
+  // Compress one page (kPageSize bytes at @page) into @dst, which has
+  // kCompressBufferSize bytes. Returns the length of the LZ4 block, or 0
+  // when it would take @limit bytes or more (then store the page raw).
+  // @limit is at most kPageSize. @table is the caller's, reused from page
+  // to page (one per thread).
+  std::size_t (*compress)(const void* page, void* dst, std::size_t limit,
+                          Lz4Table* table);
+
+  // Decompress an LZ4 block of @len bytes into one page (kPageSize bytes
+  // at @page). Returns 0, or -EBADMSG when the block is malformed or does
+  // not decode to exactly one page; it never reads outside the block nor
+  // writes outside the page.
+  int (*decompress)(const void* src, std::size_t len, void* page);
+};
+
+// The functions of @isa, whether or not this CPU can run them.
+const PageKernels& KernelsFor(Isa isa);
+
+}  // namespace hzram
+
+#endif  // HZRAM_PAGE_CODEC_H

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "hzram/codec.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include "thread_pool.h"
+
+namespace hzram {
+
+// Per-thread state, allocated once.
+struct alignas(64) CodecWorker {
+  Lz4Table table;
+  alignas(64) std::uint8_t out[kCompressBufferSize];
+};
+
+namespace {
+
+// Batches smaller than this run on the calling thread: waking the pool
+// costs more than it saves.
+constexpr std::size_t kInlinePages = 8;
+
+// Pages per chunk of work: small enough that the threads finish together
+// (each takes chunks until none are left), large enough to amortise the
+// shared counter.
+std::size_t ChunkPages(std::size_t n, unsigned threads) {
+  std::size_t c = n / (static_cast<std::size_t>(threads) * 8);
+  if (c < 4) c = 4;
+  if (c > 64) c = 64;
+  return c;
+}
+
+}  // namespace
+
+std::unique_ptr<Codec> Codec::Create(const CodecOptions& options, int* err) {
+  int e = 0;
+  std::unique_ptr<Codec> codec(new Codec());
+  Isa isa = options.isa;
+
+  if (!err) err = &e;
+  if (options.max_batch == 0) {
+    *err = -EINVAL;
+    return nullptr;
+  }
+  if (options.force_isa) {
+    if (!IsaSupported(isa)) {
+      *err = -ENOTSUP;
+      return nullptr;
+    }
+  } else if ((*err = DefaultIsa(&isa))) {
+    return nullptr;
+  }
+  codec->options_ = options;
+  codec->kernels_ = &KernelsFor(isa);
+
+  unsigned threads = options.threads;
+  if (threads == 0) {
+    cpu_set_t set;
+    threads = sched_getaffinity(0, sizeof(set), &set) ? 1 : CPU_COUNT(&set);
+  }
+  codec->pool_ = ThreadPool::Create(threads, options.pin_threads, err);
+  if (!codec->pool_) return nullptr;
+  codec->workers_.reset(new CodecWorker[threads + 1]);
+  *err = 0;
+  return codec;
+}
+
+Codec::~Codec() = default;
+
+unsigned Codec::threads() const { return pool_->size(); }
+
+// Run job(chunk_begin, chunk_end, worker) over [0, n) in chunks: on the
+// pool, or on the calling thread (worker index threads()) for small
+// batches and one-thread pools.
+template <class Job>
+void Codec::Dispatch(std::size_t n, Job& job) {
+  const unsigned threads = pool_->size();
+  const std::size_t chunk = ChunkPages(n, threads);
+  const std::size_t chunks = (n + chunk - 1) / chunk;
+
+  if (threads == 1 || n < kInlinePages) {
+    for (std::size_t c = 0; c < chunks; c++)
+      job(c * chunk, std::min(n, (c + 1) * chunk), workers_[threads]);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  auto work = [&](unsigned w) {
+    for (;;) {
+      const std::size_t c = next.fetch_add(1, std::memory_order_relaxed);
+      if (c >= chunks) return;
+      job(c * chunk, std::min(n, (c + 1) * chunk), workers_[w]);
+    }
+  };
+  pool_->Run(work);
+}
+
+int Codec::Compress(const PageList& pages, std::span<hzram_page_record> records,
+                    std::span<std::uint8_t> arena) {
+  const std::size_t n = pages.size();
+  if (n > options_.max_batch || records.size() < n || arena.size() < ArenaBytes(n))
+    return -EINVAL;
+  std::lock_guard<std::mutex> lock(call_mutex_);
+  const PageKernels& k = *kernels_;
+
+  // A chunk's pages are packed into the arena from the start of the
+  // chunk's own region, [begin * kPageSize, end * kPageSize): no page
+  // takes more than kPageSize, so chunks never overlap.
+  auto job = [&](std::size_t begin, std::size_t end, CodecWorker& w) {
+    std::size_t off = begin * kPageSize;
+    for (std::size_t i = begin; i < end; i++) {
+      const void* src = pages[i];
+      hzram_page_record& r = records[i];
+      std::uint64_t word;
+      if (k.same_filled(src, &word)) {
+        r = {word, 0, HZRAM_PAGE_SAME, 0};
+        continue;
+      }
+      std::size_t len = k.compress(src, w.out, kPageSize, &w.table);
+      if (len) {
+        std::memcpy(arena.data() + off, w.out, len);
+        r = {off, static_cast<std::uint32_t>(len), HZRAM_PAGE_LZ4, 0};
+      } else {
+        std::memcpy(arena.data() + off, src, kPageSize);
+        r = {off, static_cast<std::uint32_t>(kPageSize), HZRAM_PAGE_RAW, 0};
+        len = kPageSize;
+      }
+      off += len;
+    }
+  };
+  Dispatch(n, job);
+  return 0;
+}
+
+int Codec::Decompress(std::span<const hzram_page_record> records,
+                      std::span<const std::uint8_t> arena, const MutablePageList& pages,
+                      std::span<int> status) {
+  const std::size_t n = records.size();
+  if (n > options_.max_batch || pages.size() != n || status.size() != n) return -EINVAL;
+  std::lock_guard<std::mutex> lock(call_mutex_);
+  const PageKernels& k = *kernels_;
+  std::atomic<int> failed{0};
+
+  auto job = [&](std::size_t begin, std::size_t end, CodecWorker&) {
+    int bad = 0;
+    for (std::size_t i = begin; i < end; i++) {
+      const hzram_page_record& r = records[i];
+      void* dst = pages[i];
+      int ret = -EINVAL;
+      if (r.flags) {
+        // reserved bits set: not a record this version writes
+      } else if (r.kind == HZRAM_PAGE_SAME) {
+        if (r.length == 0) {
+          k.fill(dst, r.value);
+          ret = 0;
+        }
+      } else if (r.kind == HZRAM_PAGE_RAW || r.kind == HZRAM_PAGE_LZ4) {
+        const bool raw = r.kind == HZRAM_PAGE_RAW;
+        const bool len_ok = raw ? r.length == kPageSize : r.length > 0 && r.length < kPageSize;
+        if (len_ok && r.value <= arena.size() && r.length <= arena.size() - r.value) {
+          const std::uint8_t* src = arena.data() + r.value;
+          if (raw) {
+            std::memcpy(dst, src, kPageSize);
+            ret = 0;
+          } else {
+            ret = k.decompress(src, r.length, dst);
+          }
+        }
+      }
+      status[i] = ret;
+      bad += ret != 0;
+    }
+    if (bad) failed.fetch_add(bad, std::memory_order_relaxed);
+  };
+  Dispatch(n, job);
+  return failed.load(std::memory_order_relaxed);
+}
+
+}  // namespace hzram

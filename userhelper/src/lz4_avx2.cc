@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+// The page codec for CPUs with AVX2 (32-byte moves and compares).
+// Compiled with -mavx2 -mbmi -mbmi2: only called when the CPU has them.
+#include <immintrin.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+#include "hzram/page_codec.h"
+
+namespace hzram::avx2 {
+namespace {
+
+struct Vec {
+  static constexpr std::size_t kWidth = 32;
+
+  static std::size_t Prefix(const std::uint8_t* a, const std::uint8_t* b,
+                            const std::uint8_t* a_end) {
+    const std::uint8_t* const start = a;
+    while (a + 32 <= a_end) {
+      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
+      const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
+      const unsigned eq = static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(x, y)));
+      if (eq != 0xffffffffu) return static_cast<std::size_t>(a - start) + _tzcnt_u32(~eq);
+      a += 32;
+      b += 32;
+    }
+    while (a + 8 <= a_end) {
+      std::uint64_t x, y;
+      std::memcpy(&x, a, 8);
+      std::memcpy(&y, b, 8);
+      if (x != y) return static_cast<std::size_t>(a - start) + _tzcnt_u64(x ^ y) / 8;
+      a += 8;
+      b += 8;
+    }
+    while (a < a_end && *a == *b) {
+      a++;
+      b++;
+    }
+    return static_cast<std::size_t>(a - start);
+  }
+
+  static bool SameFilled(const std::uint8_t* p, std::uint64_t* word) {
+    std::uint64_t first;
+    std::memcpy(&first, p, 8);
+    const __m256i w = _mm256_set1_epi64x(static_cast<long long>(first));
+    for (std::size_t i = 0; i < kPageSize; i += 128) {
+      const __m256i* v = reinterpret_cast<const __m256i*>(p + i);
+      const __m256i e0 = _mm256_cmpeq_epi64(_mm256_loadu_si256(v), w);
+      const __m256i e1 = _mm256_cmpeq_epi64(_mm256_loadu_si256(v + 1), w);
+      const __m256i e2 = _mm256_cmpeq_epi64(_mm256_loadu_si256(v + 2), w);
+      const __m256i e3 = _mm256_cmpeq_epi64(_mm256_loadu_si256(v + 3), w);
+      const __m256i all = _mm256_and_si256(_mm256_and_si256(e0, e1), _mm256_and_si256(e2, e3));
+      if (_mm256_movemask_epi8(all) != -1) return false;
+    }
+    *word = first;
+    return true;
+  }
+};
+
+}  // namespace
+
+#include "lz4_impl.h"
+
+extern const PageKernels kKernels;
+const PageKernels kKernels = MakeKernels(Isa::kAvx2);
+
+}  // namespace hzram::avx2

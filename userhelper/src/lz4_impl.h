@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// LZ4 block compression and decompression specialised for one 4 KiB page.
+//
+// This file is included once per ISA (lz4_scalar.cc, lz4_avx2.cc,
+// lz4_avx512.cc), inside a namespace of that ISA and after the standard
+// headers, with a policy class `Vec` that provides:
+//
+//   static constexpr std::size_t kWidth;     // bytes per wide copy: 16..64
+//   static std::size_t Prefix(const std::uint8_t* a, const std::uint8_t* b,
+//                             const std::uint8_t* a_end);
+//       // how many bytes a and b have in common, counting from a and
+//       // stopping at a_end (a < a_end; b may lag behind a and overlap)
+//   static bool SameFilled(const std::uint8_t* page, std::uint64_t* word);
+//
+// Each TU is compiled with its ISA's flags, so the fixed-size memcpy()s
+// below become that ISA's vector moves. Everything here has internal
+// linkage: the instances of different ISAs must never be merged.
+//
+// The compressor is LZ4's (LZ4_compress_generic() of lz4 1.9, acceleration
+// 1, for inputs under 64 KiB) specialised for one page, and its output is
+// byte for byte what liblz4's LZ4_compress_default() makes of the page: the
+// LZ4 block format, which any LZ4 decoder reads (liblz4, the kernel's
+// LZ4_decompress_safe). What it gains is in the work around that: no
+// table clearing per page, constant sizes, wide match comparison.
+
+namespace {
+
+using std::size_t;
+using std::uint16_t;
+using std::uint32_t;
+using std::uint64_t;
+using std::uint8_t;
+
+constexpr size_t kMinMatch = 4;
+constexpr size_t kLastLiterals = 5;   // the block ends with >= 5 literals
+constexpr size_t kMfLimit = 12;       // no match starts in the last 12 bytes
+constexpr unsigned kSkipStrength = 6; // as LZ4's acceleration 1
+constexpr unsigned kRunMask = 15;
+constexpr unsigned kPosBits = 12;     // positions in a page
+constexpr uint32_t kMaxEpoch = 15;    // epochs in the rest of an entry
+
+inline uint32_t Read32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+inline uint16_t Read16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;  // LZ4 offsets are little-endian, as is x86
+}
+
+inline void Write16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, 2); }
+
+inline uint32_t Hash(uint32_t sequence) {
+  return (sequence * 2654435761u) >> (32 - kLz4HashLog);
+}
+
+// Copy [src, src + len) to dst in kWidth-byte steps: may write up to
+// kWidth - 1 bytes past dst + len and read as far past src + len. The
+// caller guarantees both are within their buffers.
+inline void WildCopy(uint8_t* dst, const uint8_t* src, size_t len) {
+  uint8_t* const end = dst + len;
+  do {
+    std::memcpy(dst, src, Vec::kWidth);
+    dst += Vec::kWidth;
+    src += Vec::kWidth;
+  } while (dst < end);
+}
+
+// Write a length's continuation bytes (255, 255, ..., rest).
+inline uint8_t* WriteLength(uint8_t* op, size_t len) {
+  while (len >= 255) {
+    *op++ = 255;
+    len -= 255;
+  }
+  *op++ = static_cast<uint8_t>(len);
+  return op;
+}
+
+size_t CompressPage(const void* page, void* dst_v, size_t limit, Lz4Table* table) {
+  const uint8_t* const base = static_cast<const uint8_t*>(page);
+  const uint8_t* const iend = base + kPageSize;
+  const uint8_t* const mflimit_plus_one = iend - kMfLimit + 1;
+  const uint8_t* const match_limit = iend - kLastLiterals;
+  uint8_t* const dst = static_cast<uint8_t*>(dst_v);
+  uint8_t* const olimit = dst + limit;
+  uint16_t* const slot = table->slot;
+
+  const uint8_t* ip = base;
+  const uint8_t* anchor = base;
+  const uint8_t* match;
+  uint8_t* op = dst;
+  uint8_t* token;
+  uint32_t forward_h;
+
+  // A new epoch: entries of older ones read as position 0, which is what a
+  // cleared table holds.
+  uint32_t epoch = table->epoch + 1u;
+  if (epoch > kMaxEpoch) {
+    std::memset(slot, 0, sizeof(table->slot));
+    epoch = 1;
+  }
+  table->epoch = static_cast<uint16_t>(epoch);
+  const uint32_t tag = epoch << kPosBits;
+  auto get = [&](uint32_t h) -> const uint8_t* {
+    const uint32_t pos = slot[h] ^ tag;
+    return base + (pos < kPageSize ? pos : 0);
+  };
+  auto put = [&](uint32_t h, const uint8_t* p) {
+    slot[h] = static_cast<uint16_t>(tag | static_cast<uint32_t>(p - base));
+  };
+
+  put(Hash(Read32(ip)), ip);
+  ip++;
+  forward_h = Hash(Read32(ip));
+
+  for (;;) {
+    // Find a match: probe positions at a stride that grows while nothing
+    // matches, as LZ4 does.
+    {
+      const uint8_t* forward_ip = ip;
+      unsigned step = 1;
+      unsigned attempts = 1u << kSkipStrength;
+      do {
+        const uint32_t h = forward_h;
+        ip = forward_ip;
+        forward_ip += step;
+        step = attempts++ >> kSkipStrength;
+        if (forward_ip > mflimit_plus_one) goto last_literals;
+        match = get(h);
+        forward_h = Hash(Read32(forward_ip));
+        put(h, ip);
+      } while (Read32(match) != Read32(ip));
+    }
+
+    // Extend the match backwards over equal literals.
+    while (ip > anchor && match > base && ip[-1] == match[-1]) {
+      ip--;
+      match--;
+    }
+
+    // Literals: token, length, bytes.
+    {
+      const size_t lit = static_cast<size_t>(ip - anchor);
+      // Token, length bytes, literals, offset, and one match length byte.
+      if (lit + lit / 255 + 4 > static_cast<size_t>(olimit - op)) return 0;
+      token = op++;
+      if (lit >= kRunMask) {
+        *token = kRunMask << 4;
+        op = WriteLength(op, lit - kRunMask);
+      } else {
+        *token = static_cast<uint8_t>(lit << 4);
+      }
+      // A wide copy reads up to kWidth - 1 bytes past the literals: only
+      // where that stays inside the page.
+      if (anchor + lit + Vec::kWidth <= iend) {
+        WildCopy(op, anchor, lit);
+      } else {
+        std::memcpy(op, anchor, lit);
+      }
+      op += lit;
+    }
+
+    for (;;) {
+      // Offset and match length.
+      Write16(op, static_cast<uint16_t>(ip - match));
+      op += 2;
+      {
+        ip += kMinMatch;
+        const size_t ml = Vec::Prefix(ip, match + kMinMatch, match_limit);
+        ip += ml;
+        if (ml / 255 + 1 > static_cast<size_t>(olimit - op)) return 0;
+        if (ml >= kRunMask) {
+          *token += kRunMask;
+          op = WriteLength(op, ml - kRunMask);
+        } else {
+          *token += static_cast<uint8_t>(ml);
+        }
+      }
+      anchor = ip;
+      if (ip >= mflimit_plus_one) goto last_literals;
+
+      // Index a position just behind, then try the next one at once.
+      put(Hash(Read32(ip - 2)), ip - 2);
+      const uint32_t h = Hash(Read32(ip));
+      match = get(h);
+      put(h, ip);
+      if (Read32(match) == Read32(ip)) {
+        if (static_cast<size_t>(olimit - op) < 4) return 0;
+        token = op++;
+        *token = 0;
+        continue;
+      }
+      break;
+    }
+    forward_h = Hash(Read32(++ip));
+  }
+
+last_literals : {
+  const size_t lit = static_cast<size_t>(iend - anchor);
+  const size_t need = 1 + (lit >= kRunMask ? (lit - kRunMask) / 255 + 1 : 0) + lit;
+  if (need >= static_cast<size_t>(olimit - op)) return 0;
+  if (lit >= kRunMask) {
+    *op++ = kRunMask << 4;
+    op = WriteLength(op, lit - kRunMask);
+  } else {
+    *op++ = static_cast<uint8_t>(lit << 4);
+  }
+  std::memcpy(op, anchor, lit);
+  op += lit;
+}
+  return static_cast<size_t>(op - dst);
+}
+
+// Read a length's continuation bytes; false if the input ends first.
+inline bool ReadLength(const uint8_t*& ip, const uint8_t* iend, size_t* len) {
+  unsigned s;
+  do {
+    if (ip >= iend) return false;
+    s = *ip++;
+    *len += s;
+  } while (s == 255);
+  return true;
+}
+
+int DecompressPage(const void* src_v, size_t len, void* page) {
+  const uint8_t* ip = static_cast<const uint8_t*>(src_v);
+  const uint8_t* const iend = ip + len;
+  uint8_t* const dst = static_cast<uint8_t*>(page);
+  uint8_t* op = dst;
+  uint8_t* const oend = dst + kPageSize;
+  constexpr size_t W = Vec::kWidth;
+
+  if (len == 0) return -EBADMSG;
+  for (;;) {
+    const unsigned token = *ip++;
+
+    // Literals.
+    size_t lit = token >> 4;
+    if (lit == kRunMask && !ReadLength(ip, iend, &lit)) return -EBADMSG;
+    if (lit > static_cast<size_t>(iend - ip) || lit > static_cast<size_t>(oend - op))
+      return -EBADMSG;
+    if (lit <= W && ip + W <= iend && op + W <= oend) {
+      std::memcpy(op, ip, W);  // the common short run: one wide move
+    } else if (ip + lit + W <= iend && op + lit + W <= oend) {
+      WildCopy(op, ip, lit);
+    } else {
+      std::memcpy(op, ip, lit);
+    }
+    ip += lit;
+    op += lit;
+    if (ip == iend) return op == oend ? 0 : -EBADMSG;  // the last sequence
+
+    // Match.
+    if (iend - ip < 2) return -EBADMSG;
+    const size_t offset = Read16(ip);
+    ip += 2;
+    if (offset == 0 || offset > static_cast<size_t>(op - dst)) return -EBADMSG;
+    size_t ml = token & kRunMask;
+    if (ml == kRunMask && !ReadLength(ip, iend, &ml)) return -EBADMSG;
+    ml += kMinMatch;
+    if (ml > static_cast<size_t>(oend - op)) return -EBADMSG;
+    // No more input after a match: the block must end with literals.
+    if (ip >= iend) return -EBADMSG;
+
+    const uint8_t* match = op - offset;
+    if (op + ml + W <= oend) {
+      if (offset >= W) {
+        // Each wide move reads bytes that are already final.
+        WildCopy(op, match, ml);
+      } else {
+        // A short period: build one vector of whole periods, then store
+        // it at a stride that keeps the period.
+        uint8_t pattern[W];
+        const size_t stride = W - W % offset;
+        for (size_t i = 0; i < W; i++) pattern[i] = match[i % offset];
+        for (size_t done = 0; done < ml; done += stride)
+          std::memcpy(op + done, pattern, W);
+      }
+    } else {
+      for (size_t i = 0; i < ml; i++) op[i] = match[i];
+    }
+    op += ml;
+  }
+}
+
+bool SameFilledPage(const void* page, uint64_t* word) {
+  return Vec::SameFilled(static_cast<const uint8_t*>(page), word);
+}
+
+void FillPage(void* page, uint64_t word) {
+  constexpr size_t W = Vec::kWidth;
+  uint8_t pattern[W];
+  for (size_t i = 0; i < W; i += 8) std::memcpy(pattern + i, &word, 8);
+  uint8_t* p = static_cast<uint8_t*>(page);
+  for (size_t i = 0; i < kPageSize; i += W) std::memcpy(p + i, pattern, W);
+}
+
+constexpr PageKernels MakeKernels(Isa isa) {
+  return PageKernels{isa, SameFilledPage, FillPage, CompressPage, DecompressPage};
+}
+
+}  // namespace

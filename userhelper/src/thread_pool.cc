@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "thread_pool.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <cerrno>
+#include <system_error>
+
+namespace hzram {
+namespace {
+
+// Spin this many times before sleeping: a batch that follows within a few
+// microseconds finds the workers awake.
+constexpr int kSpin = 4000;
+
+inline void CpuRelax() { __builtin_ia32_pause(); }
+
+}  // namespace
+
+std::unique_ptr<ThreadPool> ThreadPool::Create(unsigned threads, bool pin, int* err) {
+  std::unique_ptr<ThreadPool> pool(new ThreadPool());
+  std::vector<int> allowed;
+  cpu_set_t set;
+
+  if (threads == 0) threads = 1;
+  if (pin) {
+    if (sched_getaffinity(0, sizeof(set), &set)) {
+      if (err) *err = -errno;
+      return nullptr;
+    }
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+      if (CPU_ISSET(cpu, &set)) allowed.push_back(cpu);
+  }
+  for (unsigned i = 0; i < threads; i++)
+    pool->cpus_.push_back(allowed.empty() ? -1 : allowed[i % allowed.size()]);
+  try {
+    for (unsigned i = 0; i < threads; i++)
+      pool->workers_.emplace_back(&ThreadPool::Work, pool.get(), i);
+  } catch (const std::system_error& e) {
+    if (err) *err = -e.code().value();
+    return nullptr;  // the destructor joins the workers already started
+  }
+  if (err) *err = 0;
+  return pool;
+}
+
+ThreadPool::~ThreadPool() {
+  stop_.store(true, std::memory_order_relaxed);
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::Work(unsigned index) {
+  if (cpus_[index] >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpus_[index], &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+  }
+  std::uint32_t seen = 0;
+  for (;;) {
+    std::uint32_t g = generation_.load(std::memory_order_acquire);
+    for (int i = 0; g == seen && i < kSpin; i++) {
+      CpuRelax();
+      g = generation_.load(std::memory_order_acquire);
+    }
+    while (g == seen) {
+      generation_.wait(seen, std::memory_order_acquire);
+      g = generation_.load(std::memory_order_acquire);
+    }
+    seen = g;
+    if (stop_.load(std::memory_order_relaxed)) return;
+    fn_(ctx_, index);
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+  }
+}
+
+void ThreadPool::Run(void (*fn)(void*, unsigned), void* ctx) {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  fn_ = fn;
+  ctx_ = ctx;
+  pending_.store(size(), std::memory_order_relaxed);
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
+
+  std::uint32_t p = pending_.load(std::memory_order_acquire);
+  for (int i = 0; p != 0 && i < kSpin; i++) {
+    CpuRelax();
+    p = pending_.load(std::memory_order_acquire);
+  }
+  while (p != 0) {
+    pending_.wait(p, std::memory_order_acquire);
+    p = pending_.load(std::memory_order_acquire);
+  }
+  runs_.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace hzram

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0
+// A persistent pool of worker threads, each pinned to one CPU.
+#ifndef HZRAM_THREAD_POOL_H
+#define HZRAM_THREAD_POOL_H
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace hzram {
+
+class ThreadPool {
+ public:
+  // Start @threads workers (at least 1). With @pin, worker i is bound to
+  // the i-th CPU (modulo their number) of the caller's affinity mask.
+  // Returns nullptr and sets *err to a negative errno on failure.
+  static std::unique_ptr<ThreadPool> Create(unsigned threads, bool pin, int* err);
+
+  // Stops and joins the workers; no Run() may be in progress.
+  ~ThreadPool();
+
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  unsigned size() const { return static_cast<unsigned>(workers_.size()); }
+
+  // The CPU worker @i is pinned to, or -1 if it is not pinned.
+  int cpu_of(unsigned i) const { return cpus_[i]; }
+
+  // Run fn(ctx, i) on every worker i and return when all have returned.
+  // Calls are serialised; nothing is allocated.
+  void Run(void (*fn)(void* ctx, unsigned worker), void* ctx);
+
+  // Run(f) for any callable f(unsigned worker), without allocating.
+  template <class F>
+  void Run(F& f) {
+    Run([](void* ctx, unsigned i) { (*static_cast<F*>(ctx))(i); }, &f);
+  }
+
+  // How many Run() calls have completed.
+  std::uint64_t runs() const { return runs_.load(std::memory_order_relaxed); }
+
+ private:
+  ThreadPool() = default;
+  void Work(unsigned index);
+
+  std::vector<std::thread> workers_;
+  std::vector<int> cpus_;
+  std::mutex run_mutex_;                 // one Run() at a time
+  void (*fn_)(void*, unsigned) = nullptr; // written before generation_
+  void* ctx_ = nullptr;
+  alignas(64) std::atomic<std::uint32_t> generation_{0};  // bumped per Run()
+  alignas(64) std::atomic<std::uint32_t> pending_{0};     // workers still busy
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> runs_{0};
+};
+
+}  // namespace hzram
+
+#endif  // HZRAM_THREAD_POOL_H
