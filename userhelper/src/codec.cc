@@ -19,7 +19,7 @@ namespace {
 
 // Batches smaller than this run on the calling thread: waking the pool
 // costs more than it saves.
-constexpr std::size_t kInlinePages = 8;
+constexpr std::size_t kInlinePages = 16;
 
 // Pages per chunk of work: small enough that the threads finish together
 // (each takes chunks until none are left), large enough to amortise the
@@ -61,7 +61,7 @@ std::unique_ptr<Codec> Codec::Create(const CodecOptions& options, int* err) {
   }
   codec->pool_ = ThreadPool::Create(threads, options.pin_threads, err);
   if (!codec->pool_) return nullptr;
-  codec->workers_.reset(new CodecWorker[threads + 1]);
+  codec->workers_.reset(new CodecWorker[threads]);
   *err = 0;
   return codec;
 }
@@ -71,8 +71,8 @@ Codec::~Codec() = default;
 unsigned Codec::threads() const { return pool_->size(); }
 
 // Run job(chunk_begin, chunk_end, worker) over [0, n) in chunks: on the
-// pool, or on the calling thread (worker index threads()) for small
-// batches and one-thread pools.
+// pool, the calling thread being worker 0, or on the calling thread alone
+// for small batches and one-thread pools.
 template <class Job>
 void Codec::Dispatch(std::size_t n, Job& job) {
   const unsigned threads = pool_->size();
@@ -81,7 +81,7 @@ void Codec::Dispatch(std::size_t n, Job& job) {
 
   if (threads == 1 || n < kInlinePages) {
     for (std::size_t c = 0; c < chunks; c++)
-      job(c * chunk, std::min(n, (c + 1) * chunk), workers_[threads]);
+      job(c * chunk, std::min(n, (c + 1) * chunk), workers_[0]);
     return;
   }
   std::atomic<std::size_t> next{0};

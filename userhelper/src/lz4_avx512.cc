@@ -4,6 +4,7 @@
 // only called when the CPU has them.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -12,6 +13,18 @@
 
 namespace hzram::avx512 {
 namespace {
+
+// kPeriodMask[p][i] = i % p: shuffle masks that repeat a period of p < 16
+// bytes over 32 (each 128-bit lane shuffles its own copy of the period).
+struct PeriodMasks {
+  alignas(32) std::uint8_t m[16][32];
+  constexpr PeriodMasks() : m() {
+    for (int p = 1; p < 16; p++)
+      for (int i = 0; i < 32; i++) m[p][i] = static_cast<std::uint8_t>(i % p);
+  }
+};
+constexpr PeriodMasks kPeriodMasks;
+constexpr const auto& kPeriodMask = kPeriodMasks.m;
 
 struct Vec {
   static constexpr std::size_t kWidth = 64;
@@ -40,6 +53,18 @@ struct Vec {
       b++;
     }
     return static_cast<std::size_t>(a - start);
+  }
+
+  // A 32-byte vector of whole periods, by one shuffle of the period's
+  // bytes, stored at a stride that keeps the period.
+  static void RepeatPeriod(std::uint8_t* op, std::size_t offset, std::size_t len) {
+    const __m128i src = _mm_loadu_si128(reinterpret_cast<const __m128i*>(op - offset));
+    const __m256i both = _mm256_broadcastsi128_si256(src);
+    const __m256i pat = _mm256_shuffle_epi8(
+        both, _mm256_load_si256(reinterpret_cast<const __m256i*>(kPeriodMask[offset])));
+    const std::size_t stride = 32 - 32 % offset;
+    for (std::size_t done = 0; done < len; done += stride)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(op + done), pat);
   }
 
   static bool SameFilled(const std::uint8_t* p, std::uint64_t* word) {

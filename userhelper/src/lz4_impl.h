@@ -12,6 +12,9 @@
 //       // how many bytes a and b have in common, counting from a and
 //       // stopping at a_end (a < a_end; b may lag behind a and overlap)
 //   static bool SameFilled(const std::uint8_t* page, std::uint64_t* word);
+//   static void RepeatPeriod(std::uint8_t* op, std::size_t offset, std::size_t len);
+//       // op[i] = op[i - offset] for i < len, 1 <= offset < 16; may write
+//       // up to 63 bytes past op + len
 //
 // Each TU is compiled with its ISA's flags, so the fixed-size memcpy()s
 // below become that ISA's vector moves. Everything here has internal
@@ -37,8 +40,6 @@ constexpr size_t kLastLiterals = 5;   // the block ends with >= 5 literals
 constexpr size_t kMfLimit = 12;       // no match starts in the last 12 bytes
 constexpr unsigned kSkipStrength = 6; // as LZ4's acceleration 1
 constexpr unsigned kRunMask = 15;
-constexpr unsigned kPosBits = 12;     // positions in a page
-constexpr uint32_t kMaxEpoch = 15;    // epochs in the rest of an entry
 
 inline uint32_t Read32(const uint8_t* p) {
   uint32_t v;
@@ -58,15 +59,17 @@ inline uint32_t Hash(uint32_t sequence) {
   return (sequence * 2654435761u) >> (32 - kLz4HashLog);
 }
 
-// Copy [src, src + len) to dst in kWidth-byte steps: may write up to
-// kWidth - 1 bytes past dst + len and read as far past src + len. The
-// caller guarantees both are within their buffers.
+// Copy [src, src + len) to dst in N-byte steps: may write up to N - 1
+// bytes past dst + len and read as far past src + len; the caller
+// guarantees both stay within their buffers. With dst - src >= N it also
+// copies overlapping ranges right (each step reads final bytes).
+template <size_t N = Vec::kWidth>
 inline void WildCopy(uint8_t* dst, const uint8_t* src, size_t len) {
   uint8_t* const end = dst + len;
   do {
-    std::memcpy(dst, src, Vec::kWidth);
-    dst += Vec::kWidth;
-    src += Vec::kWidth;
+    std::memcpy(dst, src, N);
+    dst += N;
+    src += N;
   } while (dst < end);
 }
 
@@ -85,8 +88,10 @@ size_t CompressPage(const void* page, void* dst_v, size_t limit, Lz4Table* table
   const uint8_t* const iend = base + kPageSize;
   const uint8_t* const mflimit_plus_one = iend - kMfLimit + 1;
   const uint8_t* const match_limit = iend - kLastLiterals;
+  // dst has room for the worst case (kCompressBufferSize exceeds
+  // LZ4_COMPRESSBOUND(kPageSize) plus the wide copies' overrun): no output
+  // checks in the loop; @limit is applied to the result.
   uint8_t* const dst = static_cast<uint8_t*>(dst_v);
-  uint8_t* const olimit = dst + limit;
   uint16_t* const slot = table->slot;
 
   const uint8_t* ip = base;
@@ -96,21 +101,10 @@ size_t CompressPage(const void* page, void* dst_v, size_t limit, Lz4Table* table
   uint8_t* token;
   uint32_t forward_h;
 
-  // A new epoch: entries of older ones read as position 0, which is what a
-  // cleared table holds.
-  uint32_t epoch = table->epoch + 1u;
-  if (epoch > kMaxEpoch) {
-    std::memset(slot, 0, sizeof(table->slot));
-    epoch = 1;
-  }
-  table->epoch = static_cast<uint16_t>(epoch);
-  const uint32_t tag = epoch << kPosBits;
-  auto get = [&](uint32_t h) -> const uint8_t* {
-    const uint32_t pos = slot[h] ^ tag;
-    return base + (pos < kPageSize ? pos : 0);
-  };
+  std::memset(slot, 0, sizeof(table->slot));
+  auto get = [&](uint32_t h) -> const uint8_t* { return base + slot[h]; };
   auto put = [&](uint32_t h, const uint8_t* p) {
-    slot[h] = static_cast<uint16_t>(tag | static_cast<uint32_t>(p - base));
+    slot[h] = static_cast<uint16_t>(p - base);
   };
 
   put(Hash(Read32(ip)), ip);
@@ -145,8 +139,6 @@ size_t CompressPage(const void* page, void* dst_v, size_t limit, Lz4Table* table
     // Literals: token, length, bytes.
     {
       const size_t lit = static_cast<size_t>(ip - anchor);
-      // Token, length bytes, literals, offset, and one match length byte.
-      if (lit + lit / 255 + 4 > static_cast<size_t>(olimit - op)) return 0;
       token = op++;
       if (lit >= kRunMask) {
         *token = kRunMask << 4;
@@ -172,7 +164,6 @@ size_t CompressPage(const void* page, void* dst_v, size_t limit, Lz4Table* table
         ip += kMinMatch;
         const size_t ml = Vec::Prefix(ip, match + kMinMatch, match_limit);
         ip += ml;
-        if (ml / 255 + 1 > static_cast<size_t>(olimit - op)) return 0;
         if (ml >= kRunMask) {
           *token += kRunMask;
           op = WriteLength(op, ml - kRunMask);
@@ -189,7 +180,6 @@ size_t CompressPage(const void* page, void* dst_v, size_t limit, Lz4Table* table
       match = get(h);
       put(h, ip);
       if (Read32(match) == Read32(ip)) {
-        if (static_cast<size_t>(olimit - op) < 4) return 0;
         token = op++;
         *token = 0;
         continue;
@@ -201,8 +191,6 @@ size_t CompressPage(const void* page, void* dst_v, size_t limit, Lz4Table* table
 
 last_literals : {
   const size_t lit = static_cast<size_t>(iend - anchor);
-  const size_t need = 1 + (lit >= kRunMask ? (lit - kRunMask) / 255 + 1 : 0) + lit;
-  if (need >= static_cast<size_t>(olimit - op)) return 0;
   if (lit >= kRunMask) {
     *op++ = kRunMask << 4;
     op = WriteLength(op, lit - kRunMask);
@@ -212,7 +200,8 @@ last_literals : {
   std::memcpy(op, anchor, lit);
   op += lit;
 }
-  return static_cast<size_t>(op - dst);
+  const size_t len = static_cast<size_t>(op - dst);
+  return len < limit ? len : 0;
 }
 
 // Read a length's continuation bytes; false if the input ends first.
@@ -226,63 +215,104 @@ inline bool ReadLength(const uint8_t*& ip, const uint8_t* iend, size_t* len) {
   return true;
 }
 
+// Copy a match of @ml bytes from @offset bytes back, writing up to 63
+// bytes past op + ml (the caller has checked there is room).
+inline void CopyMatch(uint8_t* op, size_t offset, size_t ml) {
+  // Steps no longer than the offset read only final bytes.
+  if (offset >= Vec::kWidth) {
+    WildCopy(op, op - offset, ml);
+  } else if (offset >= 16) {
+    WildCopy<16>(op, op - offset, ml);
+  } else {
+    // A period under 16 (runs of zeros, say): the ISA repeats it.
+    Vec::RepeatPeriod(op, offset, ml);
+  }
+}
+
+// CopyMatch() for a match that may end anywhere up to @oend: wide copies
+// while they stay 64 bytes clear of it, bytes after. Pages often end in a
+// long run of zeros: that run must not go byte by byte.
+inline void CopyMatchNearEnd(uint8_t* op, size_t offset, size_t ml, uint8_t* oend) {
+  const size_t room = static_cast<size_t>(oend - op);
+  size_t wide = room >= 64 ? std::min(ml, room - 64) : 0;
+  if (wide) CopyMatch(op, offset, wide);
+  for (size_t i = wide; i < ml; i++) op[i] = op[i - offset];
+}
+
 int DecompressPage(const void* src_v, size_t len, void* page) {
   const uint8_t* ip = static_cast<const uint8_t*>(src_v);
   const uint8_t* const iend = ip + len;
   uint8_t* const dst = static_cast<uint8_t*>(page);
   uint8_t* op = dst;
   uint8_t* const oend = dst + kPageSize;
-  constexpr size_t W = Vec::kWidth;
+  // The fast loop runs while both sides have this much room, so that its
+  // copies can be wide and unchecked; the careful loop does the rest.
+  constexpr size_t kMargin = 64;
 
-  if (len == 0) return -EBADMSG;
-  for (;;) {
+  while (static_cast<size_t>(iend - ip) >= kMargin && static_cast<size_t>(oend - op) >= kMargin) {
+    const uint8_t* const seq = ip;
     const unsigned token = *ip++;
 
-    // Literals.
     size_t lit = token >> 4;
-    if (lit == kRunMask && !ReadLength(ip, iend, &lit)) return -EBADMSG;
-    if (lit > static_cast<size_t>(iend - ip) || lit > static_cast<size_t>(oend - op))
-      return -EBADMSG;
-    if (lit <= W && ip + W <= iend && op + W <= oend) {
-      std::memcpy(op, ip, W);  // the common short run: one wide move
-    } else if (ip + lit + W <= iend && op + lit + W <= oend) {
-      WildCopy(op, ip, lit);
+    if (lit != kRunMask) {
+      std::memcpy(op, ip, 16);  // up to 14 literals in one move
     } else {
-      std::memcpy(op, ip, lit);
+      if (!ReadLength(ip, iend, &lit)) return -EBADMSG;
+      if (lit + kMargin > static_cast<size_t>(iend - ip) ||
+          lit + kMargin > static_cast<size_t>(oend - op)) {
+        ip = seq;  // a long run near an end: do it carefully
+        break;
+      }
+      WildCopy<32>(op, ip, lit);
     }
     ip += lit;
     op += lit;
-    if (ip == iend) return op == oend ? 0 : -EBADMSG;  // the last sequence
 
-    // Match.
-    if (iend - ip < 2) return -EBADMSG;
+    // Literals here never reach the end of the input (see the checks), so
+    // a match follows.
     const size_t offset = Read16(ip);
     ip += 2;
-    if (offset == 0 || offset > static_cast<size_t>(op - dst)) return -EBADMSG;
+    if (offset - 1 >= static_cast<size_t>(op - dst)) return -EBADMSG;  // 0, or before the page
     size_t ml = token & kRunMask;
     if (ml == kRunMask && !ReadLength(ip, iend, &ml)) return -EBADMSG;
     ml += kMinMatch;
     if (ml > static_cast<size_t>(oend - op)) return -EBADMSG;
-    // No more input after a match: the block must end with literals.
-    if (ip >= iend) return -EBADMSG;
-
-    const uint8_t* match = op - offset;
-    if (op + ml + W <= oend) {
-      if (offset >= W) {
-        // Each wide move reads bytes that are already final.
-        WildCopy(op, match, ml);
-      } else {
-        // A short period: build one vector of whole periods, then store
-        // it at a stride that keeps the period.
-        uint8_t pattern[W];
-        const size_t stride = W - W % offset;
-        for (size_t i = 0; i < W; i++) pattern[i] = match[i % offset];
-        for (size_t done = 0; done < ml; done += stride)
-          std::memcpy(op + done, pattern, W);
-      }
+    if (ml <= 18 && offset >= 8) {
+      // The common short match, as LZ4 copies it: in words, which the
+      // store buffer forwards from the writes just before.
+      const uint8_t* match = op - offset;
+      std::memcpy(op, match, 8);
+      std::memcpy(op + 8, match + 8, 8);
+      std::memcpy(op + 16, match + 16, 2);
     } else {
-      for (size_t i = 0; i < ml; i++) op[i] = match[i];
+      CopyMatchNearEnd(op, offset, ml, oend);
     }
+    op += ml;
+  }
+
+  // The careful loop: every length checked against both ends.
+  for (;;) {
+    if (ip >= iend) return -EBADMSG;  // a block ends with literals, never a match
+    const unsigned token = *ip++;
+
+    size_t lit = token >> 4;
+    if (lit == kRunMask && !ReadLength(ip, iend, &lit)) return -EBADMSG;
+    if (lit > static_cast<size_t>(iend - ip) || lit > static_cast<size_t>(oend - op))
+      return -EBADMSG;
+    std::memcpy(op, ip, lit);
+    ip += lit;
+    op += lit;
+    if (ip == iend) return op == oend ? 0 : -EBADMSG;  // the last sequence
+
+    if (iend - ip < 2) return -EBADMSG;
+    const size_t offset = Read16(ip);
+    ip += 2;
+    if (offset - 1 >= static_cast<size_t>(op - dst)) return -EBADMSG;
+    size_t ml = token & kRunMask;
+    if (ml == kRunMask && !ReadLength(ip, iend, &ml)) return -EBADMSG;
+    ml += kMinMatch;
+    if (ml > static_cast<size_t>(oend - op)) return -EBADMSG;
+    CopyMatchNearEnd(op, offset, ml, oend);
     op += ml;
   }
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 // The page codec for any x86-64 CPU (SSE2, 16-byte moves).
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -28,6 +29,39 @@ struct Vec {
       b++;
     }
     return static_cast<std::size_t>(a - start);
+  }
+
+  // LZ4's own way: the first 8 bytes one by one or by a table that makes
+  // the distance at least 8, then 8-byte steps; periods 1, 2 and 4 as a
+  // repeated word.
+  static void RepeatPeriod(std::uint8_t* op, std::size_t offset, std::size_t len) {
+    const std::uint8_t* match = op - offset;
+    std::uint8_t* const end = op + len;
+    std::uint64_t v;
+    if (offset == 1 || offset == 2 || offset == 4) {
+      std::uint32_t w = 0;
+      std::memcpy(&w, match, offset);
+      v = offset == 1 ? w * 0x0101010101010101ull
+                      : offset == 2 ? w * 0x0001000100010001ull : w * 0x0000000100000001ull;
+      for (; op < end; op += 8) std::memcpy(op, &v, 8);
+      return;
+    }
+    static constexpr unsigned kInc[8] = {0, 1, 2, 1, 0, 4, 4, 4};
+    static constexpr int kDec[8] = {0, 0, 0, -1, -4, 1, 2, 3};
+    if (offset < 8) {
+      op[0] = match[0];
+      op[1] = match[1];
+      op[2] = match[2];
+      op[3] = match[3];
+      match += kInc[offset];
+      std::memcpy(op + 4, match, 4);
+      match -= kDec[offset];
+    } else {
+      std::memcpy(op, match, 8);
+      match += 8;
+    }
+    op += 8;
+    for (; op < end; op += 8, match += 8) std::memcpy(op, match, 8);
   }
 
   static bool SameFilled(const std::uint8_t* p, std::uint64_t* word) {

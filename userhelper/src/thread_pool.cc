@@ -5,14 +5,17 @@
 #include <sched.h>
 
 #include <cerrno>
+#include <chrono>
 #include <system_error>
 
 namespace hzram {
 namespace {
 
-// Spin this many times before sleeping: a batch that follows within a few
-// microseconds finds the workers awake.
-constexpr int kSpin = 4000;
+using Clock = std::chrono::steady_clock;
+
+// A worker waits this long for the next batch before it sleeps: batches
+// that follow each other closely find it awake, an idle pool costs no CPU.
+constexpr auto kWorkerSpin = std::chrono::microseconds(50);
 
 inline void CpuRelax() { __builtin_ia32_pause(); }
 
@@ -32,11 +35,11 @@ std::unique_ptr<ThreadPool> ThreadPool::Create(unsigned threads, bool pin, int* 
     for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
       if (CPU_ISSET(cpu, &set)) allowed.push_back(cpu);
   }
-  for (unsigned i = 0; i < threads; i++)
+  for (unsigned i = 1; i < threads; i++)
     pool->cpus_.push_back(allowed.empty() ? -1 : allowed[i % allowed.size()]);
   try {
-    for (unsigned i = 0; i < threads; i++)
-      pool->workers_.emplace_back(&ThreadPool::Work, pool.get(), i);
+    for (unsigned i = 1; i < threads; i++)
+      pool->threads_.emplace_back(&ThreadPool::Work, pool.get(), i);
   } catch (const std::system_error& e) {
     if (err) *err = -e.code().value();
     return nullptr;  // the destructor joins the workers already started
@@ -49,22 +52,27 @@ ThreadPool::~ThreadPool() {
   stop_.store(true, std::memory_order_relaxed);
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
-  for (auto& t : workers_) t.join();
+  for (auto& t : threads_) t.join();
 }
 
 void ThreadPool::Work(unsigned index) {
-  if (cpus_[index] >= 0) {
+  if (cpus_[index - 1] >= 0) {
     cpu_set_t set;
     CPU_ZERO(&set);
-    CPU_SET(cpus_[index], &set);
+    CPU_SET(cpus_[index - 1], &set);
     pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
   }
   std::uint32_t seen = 0;
   for (;;) {
     std::uint32_t g = generation_.load(std::memory_order_acquire);
-    for (int i = 0; g == seen && i < kSpin; i++) {
-      CpuRelax();
-      g = generation_.load(std::memory_order_acquire);
+    if (g == seen) {
+      const auto until = Clock::now() + kWorkerSpin;
+      do {
+        for (int i = 0; i < 64 && g == seen; i++) {
+          CpuRelax();
+          g = generation_.load(std::memory_order_acquire);
+        }
+      } while (g == seen && Clock::now() < until);
     }
     while (g == seen) {
       generation_.wait(seen, std::memory_order_acquire);
@@ -79,15 +87,19 @@ void ThreadPool::Work(unsigned index) {
 
 void ThreadPool::Run(void (*fn)(void*, unsigned), void* ctx) {
   std::lock_guard<std::mutex> lock(run_mutex_);
-  fn_ = fn;
-  ctx_ = ctx;
-  pending_.store(size(), std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_release);
-  generation_.notify_all();
-
+  if (!threads_.empty()) {
+    fn_ = fn;
+    ctx_ = ctx;
+    pending_.store(static_cast<std::uint32_t>(threads_.size()), std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_release);
+    generation_.notify_all();
+  }
+  fn(ctx, 0);
+  // Wait for the others. Yield while waiting: if the caller shares a CPU
+  // with a worker, the worker needs it.
   std::uint32_t p = pending_.load(std::memory_order_acquire);
-  for (int i = 0; p != 0 && i < kSpin; i++) {
-    CpuRelax();
+  for (int i = 0; p != 0 && i < 16; i++) {
+    sched_yield();
     p = pending_.load(std::memory_order_acquire);
   }
   while (p != 0) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-// A persistent pool of worker threads, each pinned to one CPU.
+// A persistent pool of worker threads, each pinned to one CPU, that runs a
+// function on all of them and on the calling thread at once.
 #ifndef HZRAM_THREAD_POOL_H
 #define HZRAM_THREAD_POOL_H
 
@@ -14,9 +15,11 @@ namespace hzram {
 
 class ThreadPool {
  public:
-  // Start @threads workers (at least 1). With @pin, worker i is bound to
-  // the i-th CPU (modulo their number) of the caller's affinity mask.
-  // Returns nullptr and sets *err to a negative errno on failure.
+  // A pool of @threads workers (at least 1): the thread that calls Run()
+  // is worker 0, and @threads - 1 threads are started as workers 1.. .
+  // With @pin, worker i (i >= 1) is bound to the i-th CPU (modulo their
+  // number) of the caller's affinity mask. Returns nullptr and sets *err
+  // to a negative errno on failure.
   static std::unique_ptr<ThreadPool> Create(unsigned threads, bool pin, int* err);
 
   // Stops and joins the workers; no Run() may be in progress.
@@ -25,13 +28,15 @@ class ThreadPool {
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  unsigned size() const { return static_cast<unsigned>(workers_.size()); }
+  // Workers, the caller included.
+  unsigned size() const { return static_cast<unsigned>(threads_.size()) + 1; }
 
-  // The CPU worker @i is pinned to, or -1 if it is not pinned.
-  int cpu_of(unsigned i) const { return cpus_[i]; }
+  // The CPU worker @i (i >= 1) is pinned to, or -1 if it is not pinned
+  // (worker 0, the caller, never is).
+  int cpu_of(unsigned i) const { return i == 0 ? -1 : cpus_[i - 1]; }
 
-  // Run fn(ctx, i) on every worker i and return when all have returned.
-  // Calls are serialised; nothing is allocated.
+  // Run fn(ctx, i) on every worker i, the caller as worker 0, and return
+  // when all have returned. Calls are serialised; nothing is allocated.
   void Run(void (*fn)(void* ctx, unsigned worker), void* ctx);
 
   // Run(f) for any callable f(unsigned worker), without allocating.
@@ -47,13 +52,13 @@ class ThreadPool {
   ThreadPool() = default;
   void Work(unsigned index);
 
-  std::vector<std::thread> workers_;
-  std::vector<int> cpus_;
-  std::mutex run_mutex_;                 // one Run() at a time
-  void (*fn_)(void*, unsigned) = nullptr; // written before generation_
+  std::vector<std::thread> threads_;
+  std::vector<int> cpus_;                 // of workers 1..
+  std::mutex run_mutex_;                  // one Run() at a time
+  void (*fn_)(void*, unsigned) = nullptr;  // written before generation_
   void* ctx_ = nullptr;
   alignas(64) std::atomic<std::uint32_t> generation_{0};  // bumped per Run()
-  alignas(64) std::atomic<std::uint32_t> pending_{0};     // workers still busy
+  alignas(64) std::atomic<std::uint32_t> pending_{0};     // started workers still busy
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> runs_{0};
 };

@@ -23,9 +23,10 @@ class ThreadPool;
 struct CodecWorker;
 
 struct CodecOptions {
-  // Worker threads; 0: one per CPU the calling thread may run on.
+  // Threads a batch runs on, the calling thread included; 0: one per CPU
+  // the calling thread may run on.
   unsigned threads = 0;
-  // Pin each worker to one CPU.
+  // Pin each started thread to one CPU (the calling thread is left alone).
   bool pin_threads = true;
   // Instruction set; unset: DefaultIsa() ($HZRAM_ISA, else the best).
   bool force_isa = false;
@@ -122,7 +123,7 @@ class Codec {
   CodecOptions options_;
   const PageKernels* kernels_ = nullptr;
   std::unique_ptr<ThreadPool> pool_;
-  // One per pool thread, and one more for batches run on the caller.
+  // One per worker; the calling thread is worker 0.
   std::unique_ptr<CodecWorker[]> workers_;
   std::mutex call_mutex_;
 };

@@ -17,21 +17,15 @@ namespace hzram {
 
 inline constexpr std::size_t kPageSize = HZRAM_PAGE_SIZE;
 
-// Room a compressor output buffer needs: a page plus slack for the wide
-// copies of the fast path.
-inline constexpr std::size_t kCompressBufferSize = kPageSize + 128;
+// Room a compressor output buffer needs: LZ4's worst case for a page
+// (kPageSize + kPageSize / 255 + 16) plus slack for the wide copies.
+inline constexpr std::size_t kCompressBufferSize = kPageSize + 256;
 
-// Hash table of the compressor: 8192 16-bit entries (16 KiB, in L1), as
-// liblz4's for inputs under 64 KiB. Each entry holds a 12-bit position and
-// a 4-bit epoch; an entry of another epoch counts as empty. Each page
-// starts a new epoch, so the table is cleared only every 15 pages instead
-// of before every page as liblz4 does, and the output is the same as if it
-// had been: byte for byte liblz4's LZ4_compress_default(). Construct it
-// zeroed (the default), then reuse it.
+// Hash table of the compressor: 8192 16-bit positions (16 KiB, in L1), as
+// liblz4's for inputs under 64 KiB, cleared for each page. One per thread.
 inline constexpr int kLz4HashLog = 13;
 struct Lz4Table {
-  alignas(64) std::uint16_t slot[1u << kLz4HashLog] = {};
-  std::uint16_t epoch = 0;  // of the last page; 1..15, 0 when cleared
+  alignas(64) std::uint16_t slot[1u << kLz4HashLog];
 };
 
 enum class Isa : int { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
@@ -68,8 +62,7 @@ struct PageKernels {
   // Compress one page (kPageSize bytes at @page) into @dst, which has
   // kCompressBufferSize bytes. Returns the length of the LZ4 block, or 0
   // when it would take @limit bytes or more (then store the page raw).
-  // @limit is at most kPageSize. @table is the caller's, reused from page
-  // to page (one per thread).
+  // @limit is at most kPageSize. @table is scratch, of any content.
   std::size_t (*compress)(const void* page, void* dst, std::size_t limit,
                           Lz4Table* table);
 
