@@ -77,9 +77,6 @@ class PageCodecTest : public ::testing::TestWithParam<Isa> {
       return 0;
     }
     EXPECT_LT(len, kPageSize) << what;
-    // Byte for byte liblz4's output, whatever pages the table saw before.
-    EXPECT_EQ(static_cast<int>(len), lib_len) << what;
-    EXPECT_EQ(0, std::memcmp(out, lib, len)) << what << ": differs from liblz4";
     ExpectAllDecode(out, len, page, what);
 
     // The output limit: exactly @len bytes need a limit above @len.
@@ -147,8 +144,8 @@ TEST_P(PageCodecTest, CorpusRoundTripsAtLiblz4Ratio) {
     lib += std::min<std::size_t>(l, kPageSize);
     if (HasFailure()) return;
   }
-  // The same bytes as liblz4 (the target is within 1% of its ratio).
-  EXPECT_EQ(ours, lib);
+  // The target: within 1% of liblz4's ratio, or better.
+  EXPECT_LE(ours, lib + lib / 100) << "ours " << ours << " bytes, liblz4 " << lib;
   RecordProperty("compressed_bytes", std::to_string(ours));
 }
 

@@ -25,31 +25,47 @@ TEST(ThreadPoolTest, RunsEveryWorkerOncePerRun) {
   EXPECT_EQ(1000u, pool->runs());
 }
 
-TEST(ThreadPoolTest, PinsEachWorkerToOneCpu) {
+TEST(ThreadPoolTest, PinsEachStartedWorkerToOneCpu) {
   cpu_set_t set;
   ASSERT_EQ(0, sched_getaffinity(0, sizeof(set), &set));
   const unsigned cpus = CPU_COUNT(&set);
   int err;
   auto pool = ThreadPool::Create(cpus, true, &err);
   ASSERT_TRUE(pool);
+  ASSERT_EQ(cpus, pool->size());
   std::set<int> used;
   std::vector<int> seen(cpus, -1);
   auto fn = [&](unsigned w) { seen[w] = sched_getcpu(); };
   pool->Run(fn);
-  for (unsigned w = 0; w < cpus; w++) {
+  // Worker 0 is the calling thread, which the pool leaves alone.
+  EXPECT_EQ(-1, pool->cpu_of(0));
+  for (unsigned w = 1; w < cpus; w++) {
     EXPECT_TRUE(CPU_ISSET(pool->cpu_of(w), &set));
     EXPECT_EQ(pool->cpu_of(w), seen[w]) << "worker " << w;
     used.insert(pool->cpu_of(w));
   }
-  EXPECT_EQ(cpus, used.size()) << "one CPU per worker";
+  EXPECT_EQ(cpus - 1, used.size()) << "one CPU per started worker";
+}
+
+TEST(ThreadPoolTest, CallerIsWorkerZero) {
+  int err;
+  auto pool = ThreadPool::Create(2, false, &err);
+  ASSERT_TRUE(pool);
+  const auto caller = std::this_thread::get_id();
+  std::thread::id ids[2];
+  auto fn = [&](unsigned w) { ids[w] = std::this_thread::get_id(); };
+  pool->Run(fn);
+  EXPECT_EQ(caller, ids[0]);
+  EXPECT_NE(caller, ids[1]);
 }
 
 TEST(ThreadPoolTest, UnpinnedWorkersSayNoCpu) {
   int err;
-  auto pool = ThreadPool::Create(2, false, &err);
+  auto pool = ThreadPool::Create(3, false, &err);
   ASSERT_TRUE(pool);
   EXPECT_EQ(-1, pool->cpu_of(0));
   EXPECT_EQ(-1, pool->cpu_of(1));
+  EXPECT_EQ(-1, pool->cpu_of(2));
 }
 
 TEST(ThreadPoolTest, StartAndStopRepeatedly) {

@@ -105,9 +105,12 @@ int Codec::Compress(const PageList& pages, std::span<hzram_page_record> records,
 
   // A chunk's pages are packed into the arena from the start of the
   // chunk's own region, [begin * kPageSize, end * kPageSize): no page
-  // takes more than kPageSize, so chunks never overlap.
+  // takes more than kPageSize, so chunks never overlap. Pages are
+  // compressed in place while the region has room for the compressor's
+  // worst case, else through the worker's buffer.
   auto job = [&](std::size_t begin, std::size_t end, CodecWorker& w) {
     std::size_t off = begin * kPageSize;
+    const std::size_t region_end = end * kPageSize;
     for (std::size_t i = begin; i < end; i++) {
       const void* src = pages[i];
       hzram_page_record& r = records[i];
@@ -116,12 +119,14 @@ int Codec::Compress(const PageList& pages, std::span<hzram_page_record> records,
         r = {word, 0, HZRAM_PAGE_SAME, 0};
         continue;
       }
-      std::size_t len = k.compress(src, w.out, kPageSize, &w.table);
+      std::uint8_t* const out = arena.data() + off;
+      const bool in_place = off + kCompressBufferSize <= region_end;
+      std::size_t len = k.compress(src, in_place ? out : w.out, kPageSize, &w.table);
       if (len) {
-        std::memcpy(arena.data() + off, w.out, len);
+        if (!in_place) std::memcpy(out, w.out, len);
         r = {off, static_cast<std::uint32_t>(len), HZRAM_PAGE_LZ4, 0};
       } else {
-        std::memcpy(arena.data() + off, src, kPageSize);
+        std::memcpy(out, src, kPageSize);
         r = {off, static_cast<std::uint32_t>(kPageSize), HZRAM_PAGE_RAW, 0};
         len = kPageSize;
       }

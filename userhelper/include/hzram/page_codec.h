@@ -21,9 +21,9 @@ inline constexpr std::size_t kPageSize = HZRAM_PAGE_SIZE;
 // (kPageSize + kPageSize / 255 + 16) plus slack for the wide copies.
 inline constexpr std::size_t kCompressBufferSize = kPageSize + 256;
 
-// Hash table of the compressor: 8192 16-bit positions (16 KiB, in L1), as
-// liblz4's for inputs under 64 KiB, cleared for each page. One per thread.
-inline constexpr int kLz4HashLog = 13;
+// Hash table of the compressor: 4096 16-bit positions (8 KiB, in L1; half
+// of liblz4's), cleared for each page. One per thread.
+inline constexpr int kLz4HashLog = 12;
 struct Lz4Table {
   alignas(64) std::uint16_t slot[1u << kLz4HashLog];
 };
