@@ -5,6 +5,8 @@
 #   make userhelper      the helper's libraries, tests and hzbench
 #                        (build/userhelper/)
 #   make fuzz            the decompressor's fuzz target (build/fuzz/)
+#   make fuzz-run        fuzz it for FUZZ_SECONDS (default 60), from
+#                        seeds made of the page corpus
 #   make check           install what is missing, build everything for
 #                        the test kernels and run every test
 #   make demo            the quick-start demo in a virtual machine
@@ -16,7 +18,7 @@ KDIR ?= /lib/modules/$(shell uname -r)/build
 VM_KERNELS ?= 6.1 6.12
 
 .PHONY: all kmod clean-kmod clean check demo bench deps dkms-install dkms-uninstall \
-	userhelper fuzz linux-source corpus hzbench
+	userhelper fuzz fuzz-run linux-source corpus hzbench
 
 all: kmod
 
@@ -80,3 +82,10 @@ build/fuzz/fuzz_decompress: $(FUZZ_SRCS) userhelper/src/lz4_impl.h userhelper/in
 		-o build/fuzz/lz4_avx512.o
 	clang++ $(FUZZ_FLAGS) -o $@ tests/user/fuzz_decompress.cc userhelper/src/isa.cc \
 		userhelper/src/lz4_scalar.cc build/fuzz/lz4_avx2.o build/fuzz/lz4_avx512.o -llz4
+
+FUZZ_SECONDS ?= 60
+fuzz-run: fuzz userhelper
+	rm -rf build/fuzz/corpus && mkdir -p build/fuzz/corpus
+	build/userhelper/tests/fuzz_seeds $(CORPUS) build/fuzz/corpus 200
+	cd build/fuzz && ./fuzz_decompress -max_total_time=$(FUZZ_SECONDS) \
+		-print_final_stats=1 corpus

@@ -255,8 +255,9 @@ inline void CopyMatch(uint8_t* op, size_t offset, size_t ml) {
 inline void CopyMatchNearEnd(uint8_t* op, size_t offset, size_t ml, uint8_t* oend) {
   const size_t room = static_cast<size_t>(oend - op);
   size_t wide = room >= 64 ? std::min(ml, room - 64) : 0;
+  const uint8_t* const match = op - offset;
   if (wide) CopyMatch(op, offset, wide);
-  for (size_t i = wide; i < ml; i++) op[i] = op[i - offset];
+  for (size_t i = wide; i < ml; i++) op[i] = match[i];
 }
 
 int DecompressPage(const void* src_v, size_t len, void* page) {
