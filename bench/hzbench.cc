@@ -12,8 +12,15 @@
 //     what the codec can reach;
 // and prints a table; --json writes the same figures.
 //
+// With --backend gpu, it also runs the CUDA backend over the corpus,
+// streaming batches through its ring of slots: end-to-end GB/s (copies
+// included), kernel-only GB/s (from CUDA events) and where each batch's
+// time went. With --backend hybrid, the hybrid codec (every CPU thread and
+// the GPU, each batch split by measured speed).
+//
 // Usage: hzbench --corpus FILE [--threads 1,2,...] [--batch PAGES]
 //                [--seconds S] [--isa scalar|avx2|avx512] [--json FILE]
+//                [--backend cpu|gpu|hybrid] [--device N] [--slots N]
 // FILE is a file of 4 KiB pages, or one compressed with xz (*.xz).
 #include <getopt.h>
 #include <lz4.h>
@@ -30,7 +37,11 @@
 #include <thread>
 #include <vector>
 
+#include "hzram/backend.h"
 #include "hzram/codec.h"
+#ifdef HZRAM_HAVE_CUDA
+#include "hzram/gpu_codec.h"
+#endif
 
 namespace {
 
@@ -65,6 +76,19 @@ std::vector<std::uint8_t> LoadPages(const std::string& path) {
 
 struct Rate {
   double comp_gbs = 0, decomp_gbs = 0, ratio = 0;
+};
+
+// Per-batch times added up over a pass.
+struct BatchTimingSum {
+  std::size_t batches = 0;
+  double h2d_ms = 0, kernel_ms = 0, d2h_ms = 0, total_ms = 0;
+  void Add(const hzram::BatchTiming& t) {
+    batches++;
+    h2d_ms += t.h2d_ms;
+    kernel_ms += t.kernel_ms;
+    d2h_ms += t.d2h_ms;
+    total_ms += t.total_ms;
+  }
 };
 
 // Run @fn (which processes @bytes) repeatedly for at least @seconds; the
@@ -209,8 +233,116 @@ std::string CpuModel() {
 void Usage() {
   std::fprintf(stderr,
                "usage: hzbench --corpus FILE [--threads 1,2,...] [--batch PAGES] [--seconds S]\n"
-               "               [--isa scalar|avx2|avx512] [--json FILE]\n");
+               "               [--isa scalar|avx2|avx512] [--json FILE]\n"
+               "               [--backend cpu|gpu|hybrid] [--device N] [--slots N]\n");
   std::exit(2);
+}
+
+// The GPU and hybrid figures, in one run of the corpus each way.
+struct Accel {
+  std::string name;
+  double comp_gbs = 0, decomp_gbs = 0;          // end to end, copies included
+  double comp_kernel_gbs = 0, decomp_kernel_gbs = 0;
+  double ratio = 0;
+  BatchTimingSum comp, decomp;                   // per batch, averages
+  double backend_share = 0;                      // hybrid: the GPU's pages
+  std::string device;
+};
+
+#ifdef HZRAM_HAVE_CUDA
+// Stream the corpus through @gpu in batches of @batch pages, up to @slots
+// in flight; best of the passes made in @seconds.
+bool GpuRun(hzram::GpuCodec& gpu, const std::vector<std::uint8_t>& pages, std::size_t batch,
+            unsigned slots, double seconds, Accel* a) {
+  const std::size_t n = pages.size() / kPageSize, nb = (n + batch - 1) / batch;
+  std::vector<hzram_page_record> rec(n);
+  std::vector<std::uint8_t> arena(hzram::Codec::ArenaBytes(n)), out(pages.size());
+  std::vector<int> status(n);
+  std::vector<int> tickets(nb, -1);
+  bool ok = true;
+  auto span_of = [&](std::size_t b) {
+    const std::size_t first = b * batch;
+    return std::pair(first, std::min(batch, n - first));
+  };
+  // One pass: submit batch b, wait for batch b - slots + 1 when the ring is full.
+  auto pass = [&](bool compress, BatchTimingSum* sum) {
+    *sum = BatchTimingSum();
+    for (std::size_t b = 0; b < nb + slots; b++) {
+      if (b >= slots) {
+        const std::size_t w = b - slots;
+        hzram::BatchTiming t;
+        const int ret = gpu.Wait(tickets[w], &t);
+        ok &= ret == 0;  // decompression: no page failed
+        sum->Add(t);
+      }
+      if (b >= nb) continue;
+      auto [first, count] = span_of(b);
+      tickets[b] = compress
+          ? gpu.SubmitCompress(hzram::PageList(&pages[first * kPageSize], count),
+                               std::span(&rec[first], count),
+                               std::span(&arena[first * kPageSize], count * kPageSize))
+          : gpu.SubmitDecompress(std::span(&rec[first], count),
+                                 std::span(&arena[first * kPageSize], count * kPageSize),
+                                 hzram::MutablePageList(&out[first * kPageSize], count),
+                                 std::span(&status[first], count));
+      ok &= tickets[b] >= 0;
+      if (!ok) return;
+    }
+  };
+  BatchTimingSum best_c, best_d;
+  a->comp_gbs = BestGBs(pages.size(), seconds, [&] {
+    BatchTimingSum t;
+    pass(true, &t);
+    if (best_c.batches == 0 || t.kernel_ms < best_c.kernel_ms) best_c = t;
+  });
+  std::size_t stored = 0;
+  for (const auto& r : rec) stored += r.length;
+  a->ratio = static_cast<double>(pages.size()) / stored;
+  a->decomp_gbs = BestGBs(pages.size(), seconds, [&] {
+    BatchTimingSum t;
+    pass(false, &t);
+    if (best_d.batches == 0 || t.kernel_ms < best_d.kernel_ms) best_d = t;
+  });
+  a->comp = best_c;
+  a->decomp = best_d;
+  a->comp_kernel_gbs = pages.size() / (best_c.kernel_ms / 1e3) / 1e9;
+  a->decomp_kernel_gbs = pages.size() / (best_d.kernel_ms / 1e3) / 1e9;
+  a->device = gpu.device_name();
+  return ok && out == pages;
+}
+#endif
+
+// The hybrid codec over the corpus, in batches of @batch pages.
+bool HybridRun(hzram::HybridCodec& h, const std::vector<std::uint8_t>& pages, std::size_t batch,
+               double seconds, Accel* a) {
+  const std::size_t n = pages.size() / kPageSize, nb = (n + batch - 1) / batch;
+  std::vector<hzram_page_record> rec(n);
+  std::vector<std::uint8_t> arena(hzram::Codec::ArenaBytes(n)), out(pages.size());
+  std::vector<int> status(n);
+  bool ok = true;
+  if (h.Calibrate(hzram::PageList(pages.data(), std::min<std::size_t>(n, 512)))) return false;
+  const std::uint64_t before = h.backend_pages() + h.cpu_pages(), gpu_before = h.backend_pages();
+  a->comp_gbs = BestGBs(pages.size(), seconds, [&] {
+    for (std::size_t b = 0; b < nb; b++) {
+      const std::size_t first = b * batch, count = std::min(batch, n - first);
+      ok &= h.Compress(hzram::PageList(&pages[first * kPageSize], count), std::span(&rec[first], count),
+                       std::span(&arena[first * kPageSize], count * kPageSize)) == 0;
+    }
+  });
+  std::size_t stored = 0;
+  for (const auto& r : rec) stored += r.length;
+  a->ratio = static_cast<double>(pages.size()) / stored;
+  a->decomp_gbs = BestGBs(pages.size(), seconds, [&] {
+    for (std::size_t b = 0; b < nb; b++) {
+      const std::size_t first = b * batch, count = std::min(batch, n - first);
+      ok &= h.Decompress(std::span(&rec[first], count), std::span(&arena[first * kPageSize], count * kPageSize),
+                         hzram::MutablePageList(&out[first * kPageSize], count),
+                         std::span(&status[first], count)) == 0;
+    }
+  });
+  const std::uint64_t all = h.backend_pages() + h.cpu_pages() - before;
+  a->backend_share = all ? static_cast<double>(h.backend_pages() - gpu_before) / all : 0;
+  return ok && out == pages;
 }
 
 }  // namespace
@@ -219,8 +351,11 @@ int main(int argc, char** argv) {
   static const option opts[] = {{"corpus", 1, nullptr, 'c'}, {"threads", 1, nullptr, 't'},
                                 {"batch", 1, nullptr, 'b'},  {"seconds", 1, nullptr, 's'},
                                 {"isa", 1, nullptr, 'i'},    {"json", 1, nullptr, 'j'},
-                                {nullptr, 0, nullptr, 0}};
-  std::string corpus, json, isa_name;
+                                {"backend", 1, nullptr, 'B'}, {"device", 1, nullptr, 'D'},
+                                {"slots", 1, nullptr, 'S'},  {nullptr, 0, nullptr, 0}};
+  std::string corpus, json, isa_name, backend = "cpu";
+  int device = 0;
+  unsigned slots = 3;
   std::vector<unsigned> threads;
   std::size_t batch = 1024;
   double seconds = 1.0;
@@ -244,10 +379,36 @@ int main(int argc, char** argv) {
       case 's': seconds = std::atof(optarg); break;
       case 'i': isa_name = optarg; break;
       case 'j': json = optarg; break;
+      case 'B': backend = optarg; break;
+      case 'D': device = std::atoi(optarg); break;
+      case 'S': slots = static_cast<unsigned>(std::atoi(optarg)); break;
       default: Usage();
     }
   }
-  if (corpus.empty() || batch < 1 || batch > 4096 || seconds <= 0) Usage();
+  if (corpus.empty() || batch < 1 || batch > 4096 || seconds <= 0 || slots < 1) Usage();
+  if (backend != "cpu" && backend != "gpu" && backend != "hybrid") Usage();
+#ifndef HZRAM_HAVE_CUDA
+  if (backend != "cpu") {
+    std::fprintf(stderr, "hzbench: --backend %s: this build has no CUDA backend (nvcc was not found)\n",
+                 backend.c_str());
+    return 2;
+  }
+#else
+  std::unique_ptr<hzram::GpuCodec> gpu;
+  if (backend != "cpu") {
+    hzram::GpuOptions go;
+    go.device = device;
+    go.slots = slots;
+    go.max_batch = batch;
+    int err = 0;
+    std::string why;
+    gpu = hzram::GpuCodec::Create(go, &err, &why);
+    if (!gpu) {
+      std::fprintf(stderr, "hzbench: --backend %s: no usable GPU: %s\n", backend.c_str(), why.c_str());
+      return 1;
+    }
+  }
+#endif
   if (threads.empty())
     for (unsigned t = 1; t <= cpus; t++) threads.push_back(t);
 
@@ -326,6 +487,47 @@ int main(int argc, char** argv) {
   const double copy1 = CopyGBs(1, seconds / 2), copyn = CopyGBs(cpus, seconds / 2);
   std::printf("\nmemcpy: %.2f GB/s on 1 thread, %.2f GB/s on %u\n", copy1, copyn, cpus);
 
+  std::vector<Accel> accel;
+#ifdef HZRAM_HAVE_CUDA
+  if (gpu && backend == "gpu") {
+    Accel a;
+    a.name = "gpu";
+    if (!GpuRun(*gpu, pages, batch, slots, seconds, &a)) {
+      std::fprintf(stderr, "hzbench: the GPU did not give the pages back: %s\n", gpu->why().c_str());
+      return 1;
+    }
+    accel.push_back(a);
+  }
+  if (gpu && backend == "hybrid") {
+    Accel a;
+    a.name = "hybrid";
+    hzram::HybridCodec h(codec.get(), gpu.get());
+    if (!HybridRun(h, pages, batch, seconds, &a)) {
+      std::fprintf(stderr, "hzbench: the hybrid codec did not give the pages back\n");
+      return 1;
+    }
+    a.device = gpu->device_name();
+    accel.push_back(a);
+  }
+#endif
+  for (const auto& a : accel) {
+    std::printf("\n%s on %s, batches of %zu pages, %u slots:\n", a.name.c_str(), a.device.c_str(),
+                batch, slots);
+    std::printf("  end to end   comp %.2f GB/s (%.2fx liblz4)  dec %.2f GB/s (%.2fx liblz4)  ratio %.3f\n",
+                a.comp_gbs, a.comp_gbs / base.comp_gbs, a.decomp_gbs, a.decomp_gbs / base.decomp_gbs,
+                a.ratio);
+    if (a.comp.batches) {
+      std::printf("  kernels only comp %.2f GB/s  dec %.2f GB/s\n", a.comp_kernel_gbs, a.decomp_kernel_gbs);
+      const double nc = a.comp.batches, nd = a.decomp.batches;
+      std::printf("  per batch, comp: h2d %.3f ms, kernel %.3f ms, d2h %.3f ms, total %.3f ms\n",
+                  a.comp.h2d_ms / nc, a.comp.kernel_ms / nc, a.comp.d2h_ms / nc, a.comp.total_ms / nc);
+      std::printf("  per batch, dec:  h2d %.3f ms, kernel %.3f ms, d2h %.3f ms, total %.3f ms\n",
+                  a.decomp.h2d_ms / nd, a.decomp.kernel_ms / nd, a.decomp.d2h_ms / nd, a.decomp.total_ms / nd);
+    } else {
+      std::printf("  the GPU took %.0f%% of the pages\n", 100 * a.backend_share);
+    }
+  }
+
   if (!json.empty()) {
     FILE* f = std::fopen(json.c_str(), "w");
     if (!f) {
@@ -347,7 +549,22 @@ int main(int argc, char** argv) {
       std::fprintf(f, "    {\"pages\": %zu, \"comp_p50_us\": %.2f, \"comp_p99_us\": %.2f, \"decomp_p50_us\": %.2f, \"decomp_p99_us\": %.2f}%s\n",
                    lat[i].batch, lat[i].comp_p50_us, lat[i].comp_p99_us, lat[i].decomp_p50_us,
                    lat[i].decomp_p99_us, i + 1 < lat.size() ? "," : "");
-    std::fprintf(f, "  ]},\n  \"memcpy_gbs\": {\"threads_1\": %.3f, \"threads_all\": %.3f}\n}\n", copy1, copyn);
+    std::fprintf(f, "  ]},\n  \"memcpy_gbs\": {\"threads_1\": %.3f, \"threads_all\": %.3f},\n", copy1, copyn);
+    std::fprintf(f, "  \"accelerated\": [");
+    for (std::size_t i = 0; i < accel.size(); i++) {
+      const Accel& a = accel[i];
+      const double nc = a.comp.batches ? a.comp.batches : 1, nd = a.decomp.batches ? a.decomp.batches : 1;
+      std::fprintf(f, "%s\n    {\"backend\": \"%s\", \"device\": \"%s\", \"slots\": %u, \"comp_gbs\": %.3f, "
+                   "\"decomp_gbs\": %.3f, \"comp_kernel_gbs\": %.3f, \"decomp_kernel_gbs\": %.3f, \"ratio\": %.4f, "
+                   "\"comp_ms\": {\"h2d\": %.4f, \"kernel\": %.4f, \"d2h\": %.4f, \"total\": %.4f}, "
+                   "\"decomp_ms\": {\"h2d\": %.4f, \"kernel\": %.4f, \"d2h\": %.4f, \"total\": %.4f}, "
+                   "\"backend_share\": %.4f}",
+                   i ? "," : "", a.name.c_str(), a.device.c_str(), slots, a.comp_gbs, a.decomp_gbs,
+                   a.comp_kernel_gbs, a.decomp_kernel_gbs, a.ratio, a.comp.h2d_ms / nc, a.comp.kernel_ms / nc,
+                   a.comp.d2h_ms / nc, a.comp.total_ms / nc, a.decomp.h2d_ms / nd, a.decomp.kernel_ms / nd,
+                   a.decomp.d2h_ms / nd, a.decomp.total_ms / nd, a.backend_share);
+    }
+    std::fprintf(f, "%s]\n}\n", accel.empty() ? "" : "\n  ");
     std::fclose(f);
   }
   return 0;

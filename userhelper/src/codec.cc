@@ -17,6 +17,9 @@ struct alignas(64) CodecWorker {
 
 namespace {
 
+// More threads than this is a mistake, not a machine.
+constexpr unsigned kMaxThreads = 1024;
+
 // Batches smaller than this run on the calling thread: waking the pool
 // costs more than it saves.
 constexpr std::size_t kInlinePages = 16;
@@ -39,11 +42,15 @@ std::unique_ptr<Codec> Codec::Create(const CodecOptions& options, int* err) {
   Isa isa = options.isa;
 
   if (!err) err = &e;
-  if (options.max_batch == 0) {
+  if (options.max_batch == 0 || options.threads > kMaxThreads) {
     *err = -EINVAL;
     return nullptr;
   }
   if (options.force_isa) {
+    if (static_cast<unsigned>(isa) >= static_cast<unsigned>(kIsaCount)) {
+      *err = -EINVAL;
+      return nullptr;
+    }
     if (!IsaSupported(isa)) {
       *err = -ENOTSUP;
       return nullptr;

@@ -254,7 +254,7 @@ inline void CopyMatch(uint8_t* op, size_t offset, size_t ml) {
 // long run of zeros: that run must not go byte by byte.
 inline void CopyMatchNearEnd(uint8_t* op, size_t offset, size_t ml, uint8_t* oend) {
   const size_t room = static_cast<size_t>(oend - op);
-  size_t wide = room >= 64 ? std::min(ml, room - 64) : 0;
+  const size_t wide = room < 64 ? 0 : ml < room - 64 ? ml : room - 64;
   const uint8_t* const match = op - offset;
   if (wide) CopyMatch(op, offset, wide);
   for (size_t i = wide; i < ml; i++) op[i] = match[i];
@@ -297,7 +297,9 @@ int DecompressPage(const void* src_v, size_t len, void* page) {
     size_t ml = token & kRunMask;
     if (ml == kRunMask && !ReadLength(ip, iend, &ml)) return -EBADMSG;
     ml += kMinMatch;
-    if (ml > static_cast<size_t>(oend - op)) return -EBADMSG;
+    // The format's end rule, as liblz4 and the kernel check it: a match
+    // leaves at least the last 5 bytes to literals.
+    if (ml + kLastLiterals > static_cast<size_t>(oend - op)) return -EBADMSG;
     if (ml <= 18 && offset >= 8) {
       // The common short match, as LZ4 copies it: in words, which the
       // store buffer forwards from the writes just before.
@@ -320,10 +322,15 @@ int DecompressPage(const void* src_v, size_t len, void* page) {
     if (lit == kRunMask && !ReadLength(ip, iend, &lit)) return -EBADMSG;
     if (lit > static_cast<size_t>(iend - ip) || lit > static_cast<size_t>(oend - op))
       return -EBADMSG;
+    // The format's end rules, as liblz4 and the kernel check them: literals
+    // that reach into the last 12 bytes of output, or leave fewer than 8
+    // bytes of input, end the block.
+    const bool last = lit + kMfLimit > static_cast<size_t>(oend - op) ||
+                      lit + 8 > static_cast<size_t>(iend - ip);
     std::memcpy(op, ip, lit);
     ip += lit;
     op += lit;
-    if (ip == iend) return op == oend ? 0 : -EBADMSG;  // the last sequence
+    if (last) return ip == iend && op == oend ? 0 : -EBADMSG;
 
     if (iend - ip < 2) return -EBADMSG;
     const size_t offset = Read16(ip);
@@ -332,7 +339,7 @@ int DecompressPage(const void* src_v, size_t len, void* page) {
     size_t ml = token & kRunMask;
     if (ml == kRunMask && !ReadLength(ip, iend, &ml)) return -EBADMSG;
     ml += kMinMatch;
-    if (ml > static_cast<size_t>(oend - op)) return -EBADMSG;
+    if (ml + kLastLiterals > static_cast<size_t>(oend - op)) return -EBADMSG;
     CopyMatchNearEnd(op, offset, ml, oend);
     op += ml;
   }

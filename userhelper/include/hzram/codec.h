@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <type_traits>
 
 #include "hzram/page_codec.h"
 
@@ -43,10 +44,22 @@ class PageList {
       : base_(static_cast<const std::uint8_t*>(base)), n_(n) {}
   // @n pages at @pages[0..n-1].
   PageList(const void* const* pages, std::size_t n) : pages_(pages), n_(n) {}
+  // An array of typed page pointers would otherwise bind to the contiguous
+  // form: convert to const void* const* explicitly.
+  template <class T>
+    requires(!std::is_void_v<T>)
+  PageList(T* const* pages, std::size_t n) = delete;
+  template <class T>
+    requires(!std::is_void_v<T>)
+  PageList(T** pages, std::size_t n) = delete;
 
   std::size_t size() const { return n_; }
   const void* operator[](std::size_t i) const {
     return pages_ ? pages_[i] : base_ + i * kPageSize;
+  }
+  // Pages [first, first + n) of this list.
+  PageList Sub(std::size_t first, std::size_t n) const {
+    return pages_ ? PageList(pages_ + first, n) : PageList(base_ + first * kPageSize, n);
   }
 
  private:
@@ -61,10 +74,20 @@ class MutablePageList {
   MutablePageList(void* base, std::size_t n)
       : base_(static_cast<std::uint8_t*>(base)), n_(n) {}
   MutablePageList(void* const* pages, std::size_t n) : pages_(pages), n_(n) {}
+  template <class T>
+    requires(!std::is_void_v<T>)
+  MutablePageList(T* const* pages, std::size_t n) = delete;
+  template <class T>
+    requires(!std::is_void_v<T>)
+  MutablePageList(T** pages, std::size_t n) = delete;
 
   std::size_t size() const { return n_; }
   void* operator[](std::size_t i) const {
     return pages_ ? pages_[i] : base_ + i * kPageSize;
+  }
+  MutablePageList Sub(std::size_t first, std::size_t n) const {
+    return pages_ ? MutablePageList(pages_ + first, n)
+                  : MutablePageList(base_ + first * kPageSize, n);
   }
 
  private:
@@ -112,6 +135,7 @@ class Codec {
 
   unsigned threads() const;
   Isa isa() const { return kernels_->isa; }
+  std::size_t max_batch() const { return options_.max_batch; }
   // The pool, for tests: how many batches ran on it, and where.
   const ThreadPool& pool() const { return *pool_; }
 

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0
+// The CUDA backend on a real GPU. Every test skips, saying why, where no
+// usable CUDA device is present; the algorithm itself is tested on the
+// host by gpu_algorithm_test.cc.
+#include <gtest/gtest.h>
+#include <lz4.h>
+
+#include <cerrno>
+#include <memory>
+
+#include "gpu/lz4_warp.h"
+#include "hzram/gpu_codec.h"
+#include "test_util.h"
+
+namespace hzram::test {
+namespace {
+
+class GpuCodecTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!GpuAvailable(0, &why)) GTEST_SKIP() << "no usable CUDA device: " << why;
+    codec_ = Make(GpuOptions());
+    ASSERT_TRUE(codec_);
+  }
+
+  std::unique_ptr<GpuCodec> Make(const GpuOptions& o) {
+    int err = 0;
+    std::string why;
+    auto c = GpuCodec::Create(o, &err, &why);
+    EXPECT_TRUE(c) << err << " " << why;
+    return c;
+  }
+
+  // Compress @n pages at @pages on the GPU; check every record against
+  // the host run of the same algorithm and against liblz4; decode on the
+  // GPU and compare.
+  void RoundTrip(const std::uint8_t* pages, std::size_t n) {
+    std::vector<hzram_page_record> rec(n);
+    std::vector<std::uint8_t> arena(Codec::ArenaBytes(n)), out(n * kPageSize, 0xcc);
+    std::vector<int> status(n, 1);
+    BatchTiming t;
+    ASSERT_EQ(0, codec_->Compress(PageList(pages, n), rec, arena, &t));
+    EXPECT_GT(t.total_ms, 0);
+    auto scratch = std::make_unique<gpu::CompressScratch>();
+    std::vector<std::uint8_t> host(gpu::kPage);
+    for (std::size_t i = 0; i < n; i++) {
+      gpu::HostLanes lanes;
+      std::uint32_t len = 0;
+      std::uint64_t word = 0;
+      const gpu::PageKind kind =
+          gpu::CompressPageWarp(lanes, *scratch, pages + i * kPageSize, host.data(), &len, &word);
+      ASSERT_EQ(static_cast<int>(kind), rec[i].kind) << i;
+      if (kind == gpu::PageKind::kSame) {
+        ASSERT_EQ(word, rec[i].value) << i;
+        continue;
+      }
+      if (kind == gpu::PageKind::kLz4) {
+        // The GPU ran the same code as the host: the same bytes.
+        ASSERT_EQ(len, rec[i].length) << i;
+        ASSERT_EQ(0, std::memcmp(host.data(), &arena[rec[i].value], len)) << i;
+        std::vector<char> lib(kPageSize);
+        ASSERT_EQ(static_cast<int>(kPageSize),
+                  LZ4_decompress_safe(reinterpret_cast<const char*>(&arena[rec[i].value]), lib.data(),
+                                      len, kPageSize));
+        ASSERT_EQ(0, std::memcmp(lib.data(), pages + i * kPageSize, kPageSize)) << i;
+      }
+    }
+    ASSERT_EQ(0, codec_->Decompress(rec, arena, MutablePageList(out.data(), n), status));
+    for (std::size_t i = 0; i < n; i++) ASSERT_EQ(0, status[i]) << i;
+    ASSERT_EQ(0, std::memcmp(out.data(), pages, n * kPageSize));
+  }
+
+  std::unique_ptr<GpuCodec> codec_;
+};
+
+TEST_F(GpuCodecTest, BoundaryPagesRoundTrip) {
+  std::vector<std::uint8_t> pages;
+  for (const auto& np : BoundaryPages()) pages.insert(pages.end(), np.page.begin(), np.page.end());
+  RoundTrip(pages.data(), pages.size() / kPageSize);
+}
+
+TEST_F(GpuCodecTest, CorpusMatchesTheHostAlgorithm) {
+  const auto& corpus = Corpus();
+  ASSERT_FALSE(corpus.empty()) << "no corpus: set HZRAM_CORPUS";
+  for (std::size_t first = 0; first < corpus.size() / kPageSize; first += 4096)
+    RoundTrip(&corpus[first * kPageSize], std::min<std::size_t>(4096, corpus.size() / kPageSize - first));
+}
+
+TEST_F(GpuCodecTest, DecodesWhatTheCpuCodecAndLiblz4Encode) {
+  const auto& corpus = Corpus();
+  ASSERT_FALSE(corpus.empty());
+  const std::size_t n = 2048;
+  std::vector<hzram_page_record> rec(n);
+  std::vector<std::uint8_t> arena(Codec::ArenaBytes(n)), out(n * kPageSize);
+  std::vector<int> status(n);
+  auto cpu = Codec::Create(CodecOptions());
+  ASSERT_EQ(0, cpu->Compress(PageList(corpus.data(), n), rec, arena));
+  ASSERT_EQ(0, codec_->Decompress(rec, arena, MutablePageList(out.data(), n), status));
+  EXPECT_EQ(0, std::memcmp(out.data(), corpus.data(), n * kPageSize));
+  // liblz4's blocks, one per page slot.
+  for (std::size_t i = 0; i < n; i++) {
+    const int len = LZ4_compress_default(reinterpret_cast<const char*>(&corpus[i * kPageSize]),
+                                         reinterpret_cast<char*>(&arena[i * kPageSize]), kPageSize,
+                                         kPageSize - 1);
+    rec[i] = len > 0 ? hzram_page_record{i * kPageSize, static_cast<std::uint32_t>(len), HZRAM_PAGE_LZ4, 0}
+                     : hzram_page_record{i * kPageSize, kPageSize, HZRAM_PAGE_RAW, 0};
+    if (len <= 0) std::memcpy(&arena[i * kPageSize], &corpus[i * kPageSize], kPageSize);
+  }
+  ASSERT_EQ(0, codec_->Decompress(rec, arena, MutablePageList(out.data(), n), status));
+  EXPECT_EQ(0, std::memcmp(out.data(), corpus.data(), n * kPageSize));
+}
+
+TEST_F(GpuCodecTest, CorruptRecordsFailOnlyTheirPage) {
+  const auto& corpus = Corpus();
+  ASSERT_FALSE(corpus.empty());
+  const std::size_t n = 64;
+  std::vector<hzram_page_record> rec(n);
+  std::vector<std::uint8_t> arena(Codec::ArenaBytes(n)), out(n * kPageSize);
+  std::vector<int> status(n);
+  ASSERT_EQ(0, codec_->Compress(PageList(corpus.data(), n), rec, arena));
+  std::size_t lz4 = 0;
+  while (rec[lz4].kind != HZRAM_PAGE_LZ4) lz4++;
+  rec[lz4].length -= 1;  // truncated
+  rec[lz4 + 1].kind = 9;
+  rec[lz4 + 2].value = arena.size();
+  EXPECT_EQ(3, codec_->Decompress(rec, arena, MutablePageList(out.data(), n), status));
+  EXPECT_EQ(-EBADMSG, status[lz4]);
+  EXPECT_EQ(-EINVAL, status[lz4 + 1]);
+  EXPECT_EQ(status[lz4 + 2], rec[lz4 + 2].kind == HZRAM_PAGE_SAME ? 0 : -EINVAL);
+  for (std::size_t i = 0; i < n; i++) {
+    if (i >= lz4 && i <= lz4 + 2) continue;
+    ASSERT_EQ(0, status[i]) << i;
+    ASSERT_EQ(0, std::memcmp(&out[i * kPageSize], &corpus[i * kPageSize], kPageSize)) << i;
+  }
+}
+
+TEST_F(GpuCodecTest, ThousandsOfBatchesThroughTheRing) {
+  const auto& corpus = Corpus();
+  ASSERT_FALSE(corpus.empty());
+  const std::size_t total = corpus.size() / kPageSize, slots = 3;
+  struct Batch {
+    std::size_t first, n;
+    std::vector<hzram_page_record> rec;
+    std::vector<std::uint8_t> arena;
+    int ticket = -1;
+  };
+  std::vector<Batch> ring(slots);
+  std::uint64_t s = 1;
+  std::size_t checked = 0;
+  for (int b = 0; b < 3000 + static_cast<int>(slots); b++) {
+    Batch& x = ring[b % slots];
+    if (x.ticket >= 0) {
+      ASSERT_EQ(0, codec_->Wait(x.ticket, nullptr)) << b;
+      std::vector<std::uint8_t> out(x.n * kPageSize);
+      std::vector<int> status(x.n);
+      auto cpu = KernelsFor(Isa::kScalar);
+      for (std::size_t i = 0; i < x.n; i++) {
+        const auto& r = x.rec[i];
+        if (r.kind == HZRAM_PAGE_SAME) continue;
+        if (r.kind == HZRAM_PAGE_LZ4)
+          ASSERT_EQ(0, cpu.decompress(&x.arena[r.value], r.length, &out[i * kPageSize]));
+        else
+          std::memcpy(&out[i * kPageSize], &x.arena[r.value], kPageSize);
+        ASSERT_EQ(0, std::memcmp(&out[i * kPageSize], &corpus[(x.first + i) * kPageSize], kPageSize));
+      }
+      checked++;
+      x.ticket = -1;
+    }
+    if (b >= 3000) continue;
+    x.n = 1 + Next(&s) % 256;
+    x.first = Next(&s) % (total - x.n);
+    x.rec.resize(x.n);
+    x.arena.resize(Codec::ArenaBytes(x.n));
+    x.ticket = codec_->SubmitCompress(PageList(&corpus[x.first * kPageSize], x.n), x.rec, x.arena);
+    ASSERT_GE(x.ticket, 0) << b;
+  }
+  EXPECT_EQ(3000u, checked);
+  EXPECT_EQ(3000u, codec_->stats().batches);  // (Create resets the stats after its test batch)
+}
+
+TEST_F(GpuCodecTest, AFaultFallsBackToTheCpuWithEveryPageIntact) {
+  GpuOptions o;
+  o.fault_at_batch = 5;
+  auto faulty = Make(o);
+  ASSERT_TRUE(faulty);
+  auto cpu = Codec::Create(CodecOptions());
+  HybridCodec h(cpu.get(), faulty.get());
+  const auto& corpus = Corpus();
+  ASSERT_FALSE(corpus.empty());
+  ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 512)));
+  const std::size_t n = 4096;
+  std::vector<hzram_page_record> rec(n);
+  std::vector<std::uint8_t> arena(Codec::ArenaBytes(n)), out(n * kPageSize);
+  std::vector<int> status(n);
+  for (int b = 0; b < 4; b++) {
+    ASSERT_EQ(0, h.Compress(PageList(&corpus[b * n * kPageSize], n), rec, arena));
+    ASSERT_EQ(0, h.Decompress(rec, arena, MutablePageList(out.data(), n), status));
+    ASSERT_EQ(0, std::memcmp(out.data(), &corpus[b * n * kPageSize], n * kPageSize)) << b;
+  }
+  EXPECT_FALSE(faulty->healthy());
+  EXPECT_FALSE(h.backend_enabled());
+  EXPECT_FALSE(h.backend_why().empty());
+  // The codec that failed is torn down without a crash (its destructor).
+}
+
+TEST_F(GpuCodecTest, BadArguments) {
+  std::vector<hzram_page_record> rec(8);
+  std::vector<std::uint8_t> pages(8 * kPageSize), arena(Codec::ArenaBytes(8));
+  std::vector<int> status(8);
+  EXPECT_EQ(-EINVAL, codec_->SubmitCompress(PageList(pages.data(), 0), rec, arena));
+  EXPECT_EQ(-EINVAL, codec_->SubmitCompress(PageList(pages.data(), 8), std::span(rec.data(), 4), arena));
+  EXPECT_EQ(-EINVAL, codec_->Wait(12345, nullptr));
+  GpuOptions o;
+  o.slots = 0;
+  int err = 0;
+  EXPECT_EQ(nullptr, GpuCodec::Create(o, &err));
+  EXPECT_EQ(-EINVAL, err);
+  o = GpuOptions();
+  o.device = 1000;
+  EXPECT_EQ(nullptr, GpuCodec::Create(o, &err));
+  EXPECT_EQ(-ENODEV, err);
+}
+
+}  // namespace
+}  // namespace hzram::test

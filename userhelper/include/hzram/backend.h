@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// hzram backends: an asynchronous batch codec (the GPU's, or a test's) and
+// the hybrid codec that shares each batch between it and the CPU codec.
+//
+// Host-only header; all pointers are host memory. Functions return 0 or a
+// negative errno and never set errno.
+#ifndef HZRAM_BACKEND_H
+#define HZRAM_BACKEND_H
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hzram/codec.h"
+
+namespace hzram {
+
+// Where one batch's time went, in milliseconds.
+struct BatchTiming {
+  double h2d_ms = 0;     // copies to the device
+  double kernel_ms = 0;  // the kernels
+  double d2h_ms = 0;     // copies back
+  double total_ms = 0;   // from submission to results in place
+};
+
+// A batch codec that works in the background: Submit*() starts a batch and
+// returns a ticket; Wait() finishes it and puts its results in the spans
+// given at submission, which must stay valid until then. The same layout
+// and per-page errors as Codec.
+class AsyncBackend {
+ public:
+  virtual ~AsyncBackend() = default;
+
+  // Start compressing @pages. Returns a ticket (>= 0), -EINVAL for bad
+  // arguments, or -EIO when the backend is unhealthy or failed.
+  virtual int SubmitCompress(const PageList& pages, std::span<hzram_page_record> records,
+                             std::span<std::uint8_t> arena) = 0;
+
+  // Start decompressing @records into @pages, statuses into @status.
+  virtual int SubmitDecompress(std::span<const hzram_page_record> records,
+                               std::span<const std::uint8_t> arena, const MutablePageList& pages,
+                               std::span<int> status) = 0;
+
+  // Finish batch @ticket. Returns 0 (for a decompression: the number of
+  // failed pages, as Codec::Decompress) or -EIO if the backend failed,
+  // in which case the batch's outputs are not valid and the backend stays
+  // unhealthy from then on. @timing, if not null, gets the batch's times.
+  virtual int Wait(int ticket, BatchTiming* timing) = 0;
+
+  // False once the backend has failed; then why() says how.
+  virtual bool healthy() const = 0;
+  virtual std::string why() const = 0;
+
+  // The largest batch it takes, in pages.
+  virtual std::size_t max_batch() const = 0;
+};
+
+// The hybrid codec: each batch goes to the CPU codec, to the backend, or
+// is split between them so that both finish together, by their measured
+// speeds (pages per second, and the backend's fixed cost per batch). A
+// calibration at start measures them; every batch then updates them. A
+// batch the backend fails is redone on the CPU, whole, and the backend is
+// not used again: the reason is logged once to stderr and kept in
+// backend_why(). Pages are never lost nor wrong.
+class HybridCodec {
+ public:
+  // @cpu is required; @backend may be null (CPU only). Neither is owned.
+  HybridCodec(Codec* cpu, AsyncBackend* backend);
+
+  // Measure both on @sample (a few hundred real pages is enough; a batch
+  // of more than max_batch pages is cut). Returns 0 or -errno.
+  int Calibrate(const PageList& sample);
+
+  // As Codec::Compress / Decompress, for batches up to the CPU codec's
+  // max_batch.
+  int Compress(const PageList& pages, std::span<hzram_page_record> records,
+               std::span<std::uint8_t> arena);
+  int Decompress(std::span<const hzram_page_record> records, std::span<const std::uint8_t> arena,
+                 const MutablePageList& pages, std::span<int> status);
+
+  // The backend's share of the last batch, in pages, and of all batches.
+  std::size_t last_backend_pages() const { return last_backend_pages_; }
+  std::uint64_t backend_pages() const { return backend_pages_; }
+  std::uint64_t cpu_pages() const { return cpu_pages_; }
+  bool backend_enabled() const { return backend_ && !backend_failed_; }
+  const std::string& backend_why() const { return backend_why_; }
+
+  // The speed model, for tests and hzbench.
+  struct Rates {
+    double cpu_pages_per_s = 0;
+    double backend_pages_per_s = 0;
+    double backend_fixed_s = 0;  // per batch, whatever its size
+  };
+  const Rates& compress_rates() const { return comp_; }
+  const Rates& decompress_rates() const { return decomp_; }
+
+  // How many of @n pages go to the backend under @r.
+  static std::size_t BackendShare(const Rates& r, std::size_t n);
+
+ private:
+  void BackendFailed();
+  void Update(Rates& r, std::size_t cpu_pages, double cpu_s, std::size_t backend_pages,
+              double backend_s);
+
+  Codec* cpu_;
+  AsyncBackend* backend_;
+  bool backend_failed_ = false;
+  std::string backend_why_;
+  Rates comp_, decomp_;
+  std::size_t last_backend_pages_ = 0;
+  std::uint64_t backend_pages_ = 0, cpu_pages_ = 0;
+  // Scratch for the backend's share of a decompression: its records with
+  // offsets rebased on its part of the arena.
+  std::vector<hzram_page_record> rebased_;
+};
+
+}  // namespace hzram
+
+#endif  // HZRAM_BACKEND_H

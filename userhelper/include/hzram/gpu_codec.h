@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// hzram GPU codec: the batch codec's CUDA backend. Built only when nvcc is
+// found (HZRAM_HAVE_CUDA); usable only where a CUDA device is present and
+// healthy (GpuAvailable()).
+//
+// Host-only header: every pointer here is host memory; the device buffers
+// are the codec's own. Functions return 0 or a negative errno and never
+// set errno.
+#ifndef HZRAM_GPU_CODEC_H
+#define HZRAM_GPU_CODEC_H
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "hzram/backend.h"
+
+namespace hzram {
+
+struct GpuOptions {
+  // CUDA device index.
+  int device = 0;
+  // Batches in flight: each slot has its own stream and pinned host and
+  // device buffers, so that the copies to the device, the kernels and the
+  // copies back of successive batches overlap.
+  unsigned slots = 3;
+  // Largest batch, in pages.
+  std::size_t max_batch = 4096;
+  // Warps per thread block; each warp works on one page at a time.
+  unsigned warps_per_block = 4;
+  // For tests: the number (from 1) of the batch whose compression kernel
+  // is given an invalid device pointer, a real CUDA fault. 0: none.
+  std::uint64_t fault_at_batch = 0;
+};
+
+// Totals since creation.
+struct GpuStats {
+  std::uint64_t batches = 0;
+  std::uint64_t pages = 0;
+  std::uint64_t bytes_in = 0;   // bytes copied to the device
+  std::uint64_t bytes_out = 0;  // bytes copied back
+  double h2d_ms = 0, kernel_ms = 0, d2h_ms = 0, total_ms = 0;
+};
+
+// Whether CUDA device @device can be used: the driver answers, the device
+// exists and runs a kernel. If not, *why (if given) says why.
+bool GpuAvailable(int device, std::string* why);
+
+class GpuCodec final : public AsyncBackend {
+ public:
+  // Set the codec up on its device: streams, events, all buffers, and a
+  // test batch. Returns nullptr, *err (-ENODEV: no usable device, -ENOMEM,
+  // -EINVAL: bad options, -EIO: a CUDA error) and *why on failure.
+  static std::unique_ptr<GpuCodec> Create(const GpuOptions& options, int* err = nullptr,
+                                          std::string* why = nullptr);
+  ~GpuCodec() override;
+  GpuCodec(const GpuCodec&) = delete;
+  GpuCodec& operator=(const GpuCodec&) = delete;
+
+  // AsyncBackend. At most `slots` batches may be in flight: a submission
+  // to a slot whose batch was not waited for returns -EBUSY. Tickets are
+  // waited for in order.
+  int SubmitCompress(const PageList& pages, std::span<hzram_page_record> records,
+                     std::span<std::uint8_t> arena) override;
+  int SubmitDecompress(std::span<const hzram_page_record> records,
+                       std::span<const std::uint8_t> arena, const MutablePageList& pages,
+                       std::span<int> status) override;
+  int Wait(int ticket, BatchTiming* timing) override;
+  bool healthy() const override;
+  std::string why() const override;
+  std::size_t max_batch() const override;
+
+  // Submit and wait, as Codec::Compress / Decompress.
+  int Compress(const PageList& pages, std::span<hzram_page_record> records,
+               std::span<std::uint8_t> arena, BatchTiming* timing = nullptr);
+  int Decompress(std::span<const hzram_page_record> records, std::span<const std::uint8_t> arena,
+                 const MutablePageList& pages, std::span<int> status,
+                 BatchTiming* timing = nullptr);
+
+  GpuStats stats() const;
+  std::string device_name() const;
+
+ private:
+  struct Impl;
+  explicit GpuCodec(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hzram
+
+#endif  // HZRAM_GPU_CODEC_H

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: GPL-2.0
+// The GPU codec's host side: devices, streams, events, pinned and device
+// buffers (all owned by RAII holders), the ring of slots, error handling.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "hzram/gpu_codec.h"
+#include "kernels.cuh"
+
+namespace hzram {
+namespace {
+
+// RAII holders: each frees what it holds, ignoring errors (a device that
+// failed must still be torn down without a crash).
+struct PinnedDeleter {
+  void operator()(void* p) const { cudaFreeHost(p); }
+};
+struct DeviceDeleter {
+  void operator()(void* p) const { cudaFree(p); }
+};
+template <class T>
+using Pinned = std::unique_ptr<T, PinnedDeleter>;
+template <class T>
+using DeviceBuf = std::unique_ptr<T, DeviceDeleter>;
+
+struct Stream {
+  cudaStream_t s = nullptr;
+  ~Stream() {
+    if (s) cudaStreamDestroy(s);
+  }
+};
+struct Event {
+  cudaEvent_t e = nullptr;
+  ~Event() {
+    if (e) cudaEventDestroy(e);
+  }
+};
+
+std::string Describe(const char* what, cudaError_t e) {
+  return std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+}
+
+enum class Op { kNone, kCompress, kDecompress };
+
+}  // namespace
+
+struct GpuCodec::Impl {
+  struct Slot {
+    Stream stream;
+    Event ev[4];  // submitted, copied in, computed, copied out
+    Pinned<std::uint8_t> h_pages, h_arena;
+    Pinned<hzram_page_record> h_records;
+    Pinned<int> h_status;
+    DeviceBuf<std::uint8_t> d_pages, d_arena;
+    DeviceBuf<hzram_page_record> d_records;
+    DeviceBuf<int> d_status;
+    // The batch in it.
+    Op op = Op::kNone;
+    int ticket = -1;
+    std::size_t n = 0;
+    std::span<hzram_page_record> out_records;
+    std::span<std::uint8_t> out_arena;
+    MutablePageList out_pages{static_cast<void*>(nullptr), 0};
+    std::span<int> out_status;
+    std::uint64_t bytes_in = 0, bytes_out = 0;
+  };
+
+  GpuOptions options;
+  cudaDeviceProp prop{};
+  std::vector<Slot> slots;
+  int next_ticket = 0;
+  std::uint64_t submitted = 0;
+  int grid_cap = 0;
+  std::size_t comp_smem = 0, decomp_smem = 0;
+  bool healthy = true;
+  std::string why;
+  GpuStats stats;
+
+  // Mark the codec failed: every later call fails with -EIO.
+  int Fail(const char* what, cudaError_t e) {
+    if (healthy) {
+      healthy = false;
+      why = Describe(what, e);
+    }
+    return -EIO;
+  }
+
+  int Select() {
+    const cudaError_t e = cudaSetDevice(options.device);
+    return e == cudaSuccess ? 0 : Fail("cudaSetDevice", e);
+  }
+
+  unsigned Grid(std::size_t n) const {
+    const std::size_t warps = options.warps_per_block;
+    const std::size_t blocks = (n + warps - 1) / warps;
+    return static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(blocks, grid_cap)));
+  }
+
+  Slot* SlotFor(int ticket) { return &slots[static_cast<std::size_t>(ticket) % slots.size()]; }
+
+  // Claim the next slot, or -EBUSY if its batch was not waited for.
+  int Claim(Slot** out) {
+    Slot* s = SlotFor(next_ticket);
+    if (s->op != Op::kNone) return -EBUSY;
+    s->ticket = next_ticket++;
+    if (next_ticket < 0) next_ticket = 0;
+    *out = s;
+    return 0;
+  }
+};
+
+#define HZ_CUDA(call)                                   \
+  do {                                                  \
+    const cudaError_t hz_err = (call);                  \
+    if (hz_err != cudaSuccess) return impl_->Fail(#call, hz_err); \
+  } while (0)
+
+bool GpuAvailable(int device, std::string* why) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  std::string reason;
+  if (e != cudaSuccess) {
+    reason = Describe("cudaGetDeviceCount", e);
+  } else if (device < 0 || device >= count) {
+    reason = "no CUDA device " + std::to_string(device) + " (" + std::to_string(count) + " present)";
+  } else if ((e = cudaSetDevice(device)) != cudaSuccess) {
+    reason = Describe("cudaSetDevice", e);
+  } else {
+    int* d = nullptr;
+    int h = 0;
+    if ((e = cudaMalloc(&d, sizeof(int))) != cudaSuccess) {
+      reason = Describe("cudaMalloc", e);
+    } else {
+      gpu::ProbeKernel<<<1, 32>>>(d);
+      if ((e = cudaGetLastError()) != cudaSuccess ||
+          (e = cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost)) != cudaSuccess)
+        reason = Describe("probe kernel", e);
+      else if (h != 42)
+        reason = "the probe kernel did not run";
+      cudaFree(d);
+    }
+  }
+  if (why) *why = reason;
+  return reason.empty();
+}
+
+GpuCodec::GpuCodec(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+GpuCodec::~GpuCodec() {
+  if (impl_) cudaSetDevice(impl_->options.device);
+}
+
+std::unique_ptr<GpuCodec> GpuCodec::Create(const GpuOptions& options, int* err, std::string* why) {
+  int e_local;
+  std::string why_local;
+  if (!err) err = &e_local;
+  if (!why) why = &why_local;
+  if (options.slots == 0 || options.max_batch == 0 || options.warps_per_block == 0 ||
+      options.warps_per_block > 32) {
+    *err = -EINVAL;
+    *why = "bad options";
+    return nullptr;
+  }
+  if (!GpuAvailable(options.device, why)) {
+    *err = -ENODEV;
+    return nullptr;
+  }
+  std::unique_ptr<GpuCodec> codec(new GpuCodec(std::make_unique<Impl>()));
+  Impl& m = *codec->impl_;
+  m.options = options;
+  auto fail = [&](int e) {
+    *err = e;
+    *why = m.why.empty() ? "out of memory" : m.why;
+    return nullptr;
+  };
+  if (m.Select()) return fail(-EIO);
+  cudaError_t e = cudaGetDeviceProperties(&m.prop, options.device);
+  if (e != cudaSuccess) return m.Fail("cudaGetDeviceProperties", e), fail(-EIO);
+
+  m.comp_smem = options.warps_per_block * sizeof(gpu::CompressScratch);
+  m.decomp_smem = options.warps_per_block * sizeof(gpu::DecompressScratch);
+  if ((e = cudaFuncSetAttribute(gpu::CompressKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                static_cast<int>(m.comp_smem))) != cudaSuccess)
+    return m.Fail("cudaFuncSetAttribute(CompressKernel)", e), fail(-EIO);
+  if ((e = cudaFuncSetAttribute(gpu::DecompressKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                static_cast<int>(m.decomp_smem))) != cudaSuccess)
+    return m.Fail("cudaFuncSetAttribute(DecompressKernel)", e), fail(-EIO);
+  int per_sm = 0;
+  if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gpu::CompressKernel,
+                                                         options.warps_per_block * 32,
+                                                         m.comp_smem)) != cudaSuccess)
+    return m.Fail("cudaOccupancyMaxActiveBlocksPerMultiprocessor", e), fail(-EIO);
+  m.grid_cap = std::max(1, per_sm) * m.prop.multiProcessorCount;
+
+  const std::size_t pages_bytes = options.max_batch * gpu::kPage;
+  m.slots.resize(options.slots);
+  for (auto& s : m.slots) {
+    void* p;
+    if ((e = cudaStreamCreateWithFlags(&s.stream.s, cudaStreamNonBlocking)) != cudaSuccess)
+      return m.Fail("cudaStreamCreateWithFlags", e), fail(-EIO);
+    for (auto& ev : s.ev)
+      if ((e = cudaEventCreate(&ev.e)) != cudaSuccess) return m.Fail("cudaEventCreate", e), fail(-EIO);
+    if (cudaMallocHost(&p, pages_bytes) != cudaSuccess) return fail(-ENOMEM);
+    s.h_pages.reset(static_cast<std::uint8_t*>(p));
+    if (cudaMallocHost(&p, pages_bytes) != cudaSuccess) return fail(-ENOMEM);
+    s.h_arena.reset(static_cast<std::uint8_t*>(p));
+    if (cudaMallocHost(&p, options.max_batch * sizeof(hzram_page_record)) != cudaSuccess) return fail(-ENOMEM);
+    s.h_records.reset(static_cast<hzram_page_record*>(p));
+    if (cudaMallocHost(&p, options.max_batch * sizeof(int)) != cudaSuccess) return fail(-ENOMEM);
+    s.h_status.reset(static_cast<int*>(p));
+    if (cudaMalloc(&p, pages_bytes) != cudaSuccess) return fail(-ENOMEM);
+    s.d_pages.reset(static_cast<std::uint8_t*>(p));
+    if (cudaMalloc(&p, pages_bytes) != cudaSuccess) return fail(-ENOMEM);
+    s.d_arena.reset(static_cast<std::uint8_t*>(p));
+    if (cudaMalloc(&p, options.max_batch * sizeof(hzram_page_record)) != cudaSuccess) return fail(-ENOMEM);
+    s.d_records.reset(static_cast<hzram_page_record*>(p));
+    if (cudaMalloc(&p, options.max_batch * sizeof(int)) != cudaSuccess) return fail(-ENOMEM);
+    s.d_status.reset(static_cast<int*>(p));
+  }
+
+  // A test batch: a page of text must come back whole.
+  std::vector<std::uint8_t> page(gpu::kPage), back(gpu::kPage);
+  for (std::size_t i = 0; i < page.size(); i++) page[i] = "hzram gpu test "[i % 15];
+  hzram_page_record rec;
+  std::vector<std::uint8_t> arena(gpu::kPage);
+  int status = 1;
+  if (codec->Compress(PageList(page.data(), 1), std::span(&rec, 1), arena) ||
+      codec->Decompress(std::span(&rec, 1), arena, MutablePageList(back.data(), 1),
+                        std::span(&status, 1)) != 0 ||
+      page != back) {
+    *err = -EIO;
+    *why = m.why.empty() ? "the test batch did not come back whole" : m.why;
+    return nullptr;
+  }
+  m.stats = GpuStats();
+  m.submitted = 0;
+  *err = 0;
+  return codec;
+}
+
+int GpuCodec::SubmitCompress(const PageList& pages, std::span<hzram_page_record> records,
+                             std::span<std::uint8_t> arena) {
+  Impl& m = *impl_;
+  const std::size_t n = pages.size();
+  if (n == 0 || n > m.options.max_batch || records.size() < n || arena.size() < Codec::ArenaBytes(n))
+    return -EINVAL;
+  if (!m.healthy || m.Select()) return -EIO;
+  Impl::Slot* s;
+  if (int ret = m.Claim(&s)) return ret;
+
+  for (std::size_t i = 0; i < n; i++) std::memcpy(s->h_pages.get() + i * gpu::kPage, pages[i], gpu::kPage);
+  const std::size_t bytes = n * gpu::kPage;
+  // The test hook: a real fault, from an invalid device pointer.
+  const bool fault = m.options.fault_at_batch && ++m.submitted == m.options.fault_at_batch;
+  const std::uint8_t* src = fault ? reinterpret_cast<const std::uint8_t*>(16) : s->d_pages.get();
+
+  HZ_CUDA(cudaEventRecord(s->ev[0].e, s->stream.s));
+  HZ_CUDA(cudaMemcpyAsync(s->d_pages.get(), s->h_pages.get(), bytes, cudaMemcpyHostToDevice, s->stream.s));
+  HZ_CUDA(cudaEventRecord(s->ev[1].e, s->stream.s));
+  gpu::CompressKernel<<<m.Grid(n), m.options.warps_per_block * 32, m.comp_smem, s->stream.s>>>(
+      src, static_cast<std::uint32_t>(n), s->d_records.get(), s->d_arena.get());
+  HZ_CUDA(cudaGetLastError());
+  HZ_CUDA(cudaEventRecord(s->ev[2].e, s->stream.s));
+  HZ_CUDA(cudaMemcpyAsync(s->h_records.get(), s->d_records.get(), n * sizeof(hzram_page_record),
+                          cudaMemcpyDeviceToHost, s->stream.s));
+  HZ_CUDA(cudaMemcpyAsync(s->h_arena.get(), s->d_arena.get(), bytes, cudaMemcpyDeviceToHost, s->stream.s));
+  HZ_CUDA(cudaEventRecord(s->ev[3].e, s->stream.s));
+
+  s->op = Op::kCompress;
+  s->n = n;
+  s->out_records = records;
+  s->out_arena = arena;
+  s->bytes_in = bytes;
+  s->bytes_out = bytes + n * sizeof(hzram_page_record);
+  return s->ticket;
+}
+
+int GpuCodec::SubmitDecompress(std::span<const hzram_page_record> records,
+                               std::span<const std::uint8_t> arena, const MutablePageList& pages,
+                               std::span<int> status) {
+  Impl& m = *impl_;
+  const std::size_t n = records.size();
+  if (n == 0 || n > m.options.max_batch || pages.size() != n || status.size() != n ||
+      arena.size() > m.options.max_batch * gpu::kPage)
+    return -EINVAL;
+  if (!m.healthy || m.Select()) return -EIO;
+  Impl::Slot* s;
+  if (int ret = m.Claim(&s)) return ret;
+
+  std::memcpy(s->h_records.get(), records.data(), n * sizeof(hzram_page_record));
+  if (!arena.empty()) std::memcpy(s->h_arena.get(), arena.data(), arena.size());
+  HZ_CUDA(cudaEventRecord(s->ev[0].e, s->stream.s));
+  HZ_CUDA(cudaMemcpyAsync(s->d_records.get(), s->h_records.get(), n * sizeof(hzram_page_record),
+                          cudaMemcpyHostToDevice, s->stream.s));
+  if (!arena.empty())
+    HZ_CUDA(cudaMemcpyAsync(s->d_arena.get(), s->h_arena.get(), arena.size(), cudaMemcpyHostToDevice,
+                            s->stream.s));
+  HZ_CUDA(cudaEventRecord(s->ev[1].e, s->stream.s));
+  gpu::DecompressKernel<<<m.Grid(n), m.options.warps_per_block * 32, m.decomp_smem, s->stream.s>>>(
+      s->d_records.get(), static_cast<std::uint32_t>(n), s->d_arena.get(), arena.size(),
+      s->d_pages.get(), s->d_status.get());
+  HZ_CUDA(cudaGetLastError());
+  HZ_CUDA(cudaEventRecord(s->ev[2].e, s->stream.s));
+  HZ_CUDA(cudaMemcpyAsync(s->h_pages.get(), s->d_pages.get(), n * gpu::kPage, cudaMemcpyDeviceToHost,
+                          s->stream.s));
+  HZ_CUDA(cudaMemcpyAsync(s->h_status.get(), s->d_status.get(), n * sizeof(int), cudaMemcpyDeviceToHost,
+                          s->stream.s));
+  HZ_CUDA(cudaEventRecord(s->ev[3].e, s->stream.s));
+
+  s->op = Op::kDecompress;
+  s->n = n;
+  s->out_pages = pages;
+  s->out_status = status;
+  s->bytes_in = n * sizeof(hzram_page_record) + arena.size();
+  s->bytes_out = n * gpu::kPage + n * sizeof(int);
+  return s->ticket;
+}
+
+int GpuCodec::Wait(int ticket, BatchTiming* timing) {
+  Impl& m = *impl_;
+  if (ticket < 0) return -EINVAL;
+  Impl::Slot* s = m.SlotFor(ticket);
+  if (s->op == Op::kNone || s->ticket != ticket) return -EINVAL;
+  const Op op = s->op;
+  s->op = Op::kNone;
+  if (!m.healthy || m.Select()) return -EIO;
+  HZ_CUDA(cudaEventSynchronize(s->ev[3].e));
+
+  BatchTiming t;
+  float ms = 0;
+  HZ_CUDA(cudaEventElapsedTime(&ms, s->ev[0].e, s->ev[1].e));
+  t.h2d_ms = ms;
+  HZ_CUDA(cudaEventElapsedTime(&ms, s->ev[1].e, s->ev[2].e));
+  t.kernel_ms = ms;
+  HZ_CUDA(cudaEventElapsedTime(&ms, s->ev[2].e, s->ev[3].e));
+  t.d2h_ms = ms;
+  HZ_CUDA(cudaEventElapsedTime(&ms, s->ev[0].e, s->ev[3].e));
+  t.total_ms = ms;
+
+  int ret = 0;
+  if (op == Op::kCompress) {
+    // Page i's data is at i * kPage of the device arena and of the caller's.
+    for (std::size_t i = 0; i < s->n; i++) {
+      const hzram_page_record& r = s->h_records.get()[i];
+      s->out_records[i] = r;
+      if (r.kind != HZRAM_PAGE_SAME)
+        std::memcpy(s->out_arena.data() + r.value, s->h_arena.get() + r.value, r.length);
+    }
+  } else {
+    for (std::size_t i = 0; i < s->n; i++) {
+      const int st = s->h_status.get()[i];
+      s->out_status[i] = st;
+      if (st == 0)
+        std::memcpy(s->out_pages[i], s->h_pages.get() + i * gpu::kPage, gpu::kPage);
+      else
+        ret++;
+    }
+  }
+  m.stats.batches++;
+  m.stats.pages += s->n;
+  m.stats.bytes_in += s->bytes_in;
+  m.stats.bytes_out += s->bytes_out;
+  m.stats.h2d_ms += t.h2d_ms;
+  m.stats.kernel_ms += t.kernel_ms;
+  m.stats.d2h_ms += t.d2h_ms;
+  m.stats.total_ms += t.total_ms;
+  if (timing) *timing = t;
+  return ret;
+}
+
+int GpuCodec::Compress(const PageList& pages, std::span<hzram_page_record> records,
+                       std::span<std::uint8_t> arena, BatchTiming* timing) {
+  const int ticket = SubmitCompress(pages, records, arena);
+  return ticket < 0 ? ticket : Wait(ticket, timing);
+}
+
+int GpuCodec::Decompress(std::span<const hzram_page_record> records, std::span<const std::uint8_t> arena,
+                         const MutablePageList& pages, std::span<int> status, BatchTiming* timing) {
+  const int ticket = SubmitDecompress(records, arena, pages, status);
+  return ticket < 0 ? ticket : Wait(ticket, timing);
+}
+
+bool GpuCodec::healthy() const { return impl_->healthy; }
+std::string GpuCodec::why() const { return impl_->why; }
+std::size_t GpuCodec::max_batch() const { return impl_->options.max_batch; }
+GpuStats GpuCodec::stats() const { return impl_->stats; }
+std::string GpuCodec::device_name() const { return impl_->prop.name; }
+
+}  // namespace hzram

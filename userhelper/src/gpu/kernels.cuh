@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+// The GPU codec's kernels: one warp per page, its scratch in shared memory,
+// the per-page algorithms of lz4_warp.h run by the warp's 32 threads.
+#ifndef HZRAM_GPU_KERNELS_CUH
+#define HZRAM_GPU_KERNELS_CUH
+
+#include <linux/hzram.h>
+
+#include <cstdint>
+
+#include "lz4_warp.h"
+
+namespace hzram::gpu {
+
+// The device executor of lz4_warp.h: every lane runs each step, then the
+// warp synchronises.
+struct DeviceLanes {
+  template <class F>
+  __device__ void Each(F&& f) {
+    f(static_cast<int>(threadIdx.x & 31));
+    __syncwarp();
+  }
+  __device__ std::uint32_t Ballot(int lane, const std::uint8_t* v) const {
+    return __ballot_sync(kFull, v[lane] != 0);
+  }
+  __device__ std::uint32_t MatchAny(int lane, const std::uint32_t* v) const {
+    return __match_any_sync(kFull, v[lane]);
+  }
+};
+
+// Compress pages [0, n) of @pages (device, n * kPage bytes) into @arena
+// (device, n * kPage bytes: page i's data at i * kPage) and @records.
+// Dynamic shared memory: one CompressScratch per warp.
+__global__ void CompressKernel(const std::uint8_t* pages, std::uint32_t n,
+                               hzram_page_record* records, std::uint8_t* arena) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const unsigned warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  CompressScratch& s = reinterpret_cast<CompressScratch*>(smem)[warp];
+  DeviceLanes lanes;
+  for (std::uint32_t i = blockIdx.x * warps + warp; i < n; i += gridDim.x * warps) {
+    std::uint32_t len = 0;
+    std::uint64_t word = 0;
+    const std::uint64_t at = static_cast<std::uint64_t>(i) * kPage;
+    const PageKind kind = CompressPageWarp(lanes, s, pages + at, arena + at, &len, &word);
+    if ((threadIdx.x & 31) == 0) {
+      hzram_page_record r;
+      r.flags = 0;
+      r.kind = static_cast<std::uint16_t>(kind);
+      if (kind == PageKind::kSame) {
+        r.value = word;
+        r.length = 0;
+      } else {
+        r.value = at;
+        r.length = kind == PageKind::kRaw ? kPage : len;
+      }
+      records[i] = r;
+    }
+    __syncwarp();
+  }
+}
+
+// Decode @records (with their data in @arena, @arena_len bytes) into
+// @pages (device, n * kPage bytes); @status gets 0, -EINVAL (22) or
+// -EBADMSG (74) per page, as Codec::Decompress. Dynamic shared memory: one
+// DecompressScratch per warp.
+__global__ void DecompressKernel(const hzram_page_record* records, std::uint32_t n,
+                                 const std::uint8_t* arena, std::uint64_t arena_len,
+                                 std::uint8_t* pages, int* status) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const unsigned warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  DecompressScratch& s = reinterpret_cast<DecompressScratch*>(smem)[warp];
+  DeviceLanes lanes;
+  for (std::uint32_t i = blockIdx.x * warps + warp; i < n; i += gridDim.x * warps) {
+    const hzram_page_record r = records[i];
+    std::uint8_t* dst = pages + static_cast<std::uint64_t>(i) * kPage;
+    int ret = -22;  // -EINVAL: a record that does not fit the layout
+    const bool data = r.kind == HZRAM_PAGE_RAW || r.kind == HZRAM_PAGE_LZ4;
+    const bool len_ok = r.kind == HZRAM_PAGE_RAW ? r.length == kPage
+                                                 : r.length > 0 && r.length < kPage;
+    if (r.flags) {
+      // reserved bits set
+    } else if (r.kind == HZRAM_PAGE_SAME) {
+      if (r.length == 0) {
+        for (std::uint32_t k = lane; k < kPage / 8; k += 32)
+          reinterpret_cast<std::uint64_t*>(dst)[k] = r.value;
+        ret = 0;
+      }
+    } else if (data && len_ok && r.value <= arena_len && r.length <= arena_len - r.value) {
+      if (r.kind == HZRAM_PAGE_RAW) {
+        for (std::uint32_t k = lane; k < kPage; k += 32) dst[k] = arena[r.value + k];
+        ret = 0;
+      } else {
+        ret = DecompressPageWarp(lanes, s, arena + r.value, r.length, dst);
+      }
+    }
+    if (lane == 0) status[i] = ret;
+    __syncwarp();
+  }
+}
+
+// A kernel that does nothing but prove the device runs kernels.
+__global__ void ProbeKernel(int* out) {
+  if (threadIdx.x == 0) *out = 42;
+}
+
+}  // namespace hzram::gpu
+
+#endif  // HZRAM_GPU_KERNELS_CUH
