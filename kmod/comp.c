@@ -73,17 +73,20 @@ static int hzram_strm_init(struct hzram_strm *strm, const char *name,
 			   int node)
 {
 	struct page *page;
+	int ret = 0;
 
 	strm->tfm = crypto_alloc_comp(name, 0, 0);
 	/* The compressor's output may exceed a page before it gives up. */
 	strm->buffer = vzalloc_node(2 * PAGE_SIZE, node);
 	page = alloc_pages_node(node, GFP_KERNEL, 0);
 	strm->scratch = page ? page_address(page) : NULL;
-	if (IS_ERR(strm->tfm) || !strm->buffer || !strm->scratch) {
+	if (IS_ERR(strm->tfm))
+		ret = PTR_ERR(strm->tfm);
+	else if (!strm->buffer || !strm->scratch)
+		ret = -ENOMEM;
+	if (ret)
 		hzram_strm_free(strm);
-		return -ENOMEM;
-	}
-	return 0;
+	return ret;
 }
 
 static int hzram_comp_cpu_prepare(unsigned int cpu, struct hlist_node *node)
@@ -96,8 +99,8 @@ static int hzram_comp_cpu_prepare(unsigned int cpu, struct hlist_node *node)
 	ret = hzram_strm_init(strm, comp->name, cpu_to_node(cpu));
 	mutex_unlock(&strm->lock);
 	if (ret)
-		pr_err("cannot set up a %s stream for CPU %u\n", comp->name,
-		       cpu);
+		pr_err("cannot set up a %s stream for CPU %u: %d\n", comp->name,
+		       cpu, ret);
 	return ret;
 }
 

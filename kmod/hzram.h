@@ -59,7 +59,7 @@ struct hzram_stats {
 	atomic64_t failed_reads;	/* read requests that failed */
 	atomic64_t failed_writes;	/* write requests that failed */
 	atomic64_t invalid_io;		/* requests outside the device */
-	atomic64_t notify_free;		/* pages freed by swap_slot_free_notify */
+	atomic64_t notify_free;		/* swap_slot_free_notify calls */
 	atomic64_t miss_free;		/* notifications skipped: slot was busy */
 	atomic64_t writestall;		/* allocations that had to reclaim */
 	atomic_long_t max_used_pages;	/* peak of zs_get_total_pages() */
@@ -105,6 +105,7 @@ struct hzram {
 	struct blk_mq_tag_set tag_set;
 	/* Reset or removal in progress: opens fail. Under disk->open_mutex. */
 	bool claim;
+	bool removing;
 	int id;
 };
 
@@ -136,8 +137,6 @@ int hzram_comp_decompress(struct hzram_comp *comp, const void *src,
 extern const struct blk_mq_ops hzram_mq_ops;
 int hzram_meta_alloc(struct hzram *hz, u64 disksize);
 void hzram_meta_free(struct hzram *hz, u64 disksize);
-int hzram_slot_commit(struct hzram *hz, u32 index, const void *data,
-		      unsigned int len, bool swap);
 void hzram_slot_free_notify(struct block_device *bdev, unsigned long index);
 
 /* sysfs.c */

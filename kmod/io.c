@@ -8,7 +8,7 @@
  * stream, compresses and commits; a read locks the slot and decodes.
  * Lock order: slot lock, then stream mutex, then zsmalloc mapping.
  *
- * hzram_slot_commit() is the single place where encoded page data enters
+ * hzram_slot_install() is the single place where encoded page data enters
  * the store; pages compressed outside the kernel will come in there too.
  */
 #include "hzram.h"
@@ -98,75 +98,52 @@ static void hzram_slot_store_same(struct hzram *hz, u32 index,
 }
 
 /*
- * The I/O path never enters direct reclaim: it may run in reclaim (swap
- * out), and under memory pressure reclaim may need this very device.
- * Allocations only wake kswapd.
+ * Allocations on the I/O path first only wake kswapd: the path may be
+ * serving reclaim (swap-out), and must not sleep in the allocator while it
+ * holds a compression stream, which every writer on its CPU needs.
  */
 #define HZRAM_GFP	(__GFP_KSWAPD_RECLAIM | __GFP_NOWARN | __GFP_HIGHMEM | \
 			 __GFP_MOVABLE)
-/* Waits of memalloc_retry_wait() (HZ/50 each) before a write gives up. */
-#define HZRAM_ALLOC_RETRIES	10
+/* Once it holds no stream, a write that is not a swap-out may wait. */
+#define HZRAM_GFP_WAIT	(GFP_NOIO | __GFP_NOWARN | __GFP_HIGHMEM | __GFP_MOVABLE)
 
-static unsigned long hzram_zs_alloc(struct hzram *hz, unsigned int len,
-				    bool swap)
+/*
+ * Allocate @len bytes without sleeping. A swap-out that cannot have them
+ * at once may use the memory reserves, as reclaim itself does: storing the
+ * page lets the kernel free it.
+ */
+static unsigned long hzram_zs_alloc_nowait(struct hzram *hz, unsigned int len,
+					   bool swap)
 {
 	unsigned long handle;
-	unsigned int flags, i;
+	unsigned int flags;
 
 	handle = zs_malloc(hz->mem_pool, len, HZRAM_GFP);
-	if (!IS_ERR_VALUE(handle))
+	if (!IS_ERR_VALUE(handle) || !swap)
 		return handle;
-	atomic64_inc(&hz->stats.writestall);
-	if (swap) {
-		/* Swapping out frees memory: use the reserves, as reclaim does. */
-		flags = memalloc_noreclaim_save();
-		handle = zs_malloc(hz->mem_pool, len, HZRAM_GFP);
-		memalloc_noreclaim_restore(flags);
-		return handle;
-	}
-	/* Give kswapd a moment, a bounded number of times. */
-	for (i = 0; i < HZRAM_ALLOC_RETRIES && IS_ERR_VALUE(handle); i++) {
-		memalloc_retry_wait(HZRAM_GFP);
-		handle = zs_malloc(hz->mem_pool, len, HZRAM_GFP);
-	}
+	flags = memalloc_noreclaim_save();
+	handle = zs_malloc(hz->mem_pool, len, HZRAM_GFP);
+	memalloc_noreclaim_restore(flags);
 	return handle;
 }
 
-/**
- * hzram_slot_commit() - store encoded page data in slot @index
- * @hz: the device
- * @index: page index; the caller holds its slot lock
- * @data: the page compressed with the device's algorithm, or the page
- *	itself when @len is PAGE_SIZE
- * @len: bytes at @data, 1..PAGE_SIZE
- * @swap: the write is a swap-out, which may dip into memory reserves
- *
- * Allocates without direct reclaim (see HZRAM_GFP) and enforces
- * mem_limit. The slot's previous content is freed only once the new one
- * is in place; on error the slot is unchanged.
- *
- * Return: 0, -EINVAL for a bad @len, -ENOMEM when memory or mem_limit
- * runs out.
+/*
+ * Put @len bytes of encoded page data in the object @handle (of @len
+ * bytes) and make it slot @index's content, freeing the previous one. The
+ * caller holds the slot lock. Enforces mem_limit: past it, @handle is
+ * freed, the slot is unchanged and -ENOMEM returned.
  */
-int hzram_slot_commit(struct hzram *hz, u32 index, const void *data,
-		      unsigned int len, bool swap)
+static int hzram_slot_install(struct hzram *hz, u32 index, unsigned long handle,
+			      const void *data, unsigned int len)
 {
-	unsigned long handle, used, limit;
+	unsigned long used = zs_get_total_pages(hz->mem_pool);
+	unsigned long limit = READ_ONCE(hz->limit_pages);
 
-	if (WARN_ON_ONCE(!len || len > PAGE_SIZE))
-		return -EINVAL;
-	handle = hzram_zs_alloc(hz, len, swap);
-	if (IS_ERR_VALUE(handle))
-		return -ENOMEM;
-
-	used = zs_get_total_pages(hz->mem_pool);
 	hzram_update_used_max(hz, used);
-	limit = READ_ONCE(hz->limit_pages);
 	if (limit && used > limit) {
 		zs_free(hz->mem_pool, handle);
 		return -ENOMEM;
 	}
-
 	hzram_zs_write(hz->mem_pool, handle, data, len);
 	hzram_slot_free(hz, index);
 	if (len == PAGE_SIZE) {
@@ -197,39 +174,6 @@ static bool hzram_page_same_filled(const void *ptr, unsigned long *word)
 	return true;
 }
 
-/*
- * Store the page at @src in slot @index. The caller holds the slot lock;
- * @strm is a stream it holds, or NULL to take one if needed; @swap as for
- * hzram_slot_commit().
- */
-static int __hzram_store(struct hzram *hz, u32 index, const void *src,
-			 struct hzram_strm *strm, bool swap)
-{
-	struct hzram_strm *own = NULL;
-	unsigned long word;
-	unsigned int len;
-	int ret;
-
-	if (hzram_page_same_filled(src, &word)) {
-		hzram_slot_store_same(hz, index, word);
-		return 0;
-	}
-	if (!strm)
-		strm = own = hzram_strm_get(hz->comp);
-	ret = hzram_comp_compress(strm, src, &len);
-	if (ret) {
-		pr_err_ratelimited("%s: compression failed: %d\n",
-				   hz->disk->disk_name, ret);
-	} else if (len >= hz->huge_class_size) {
-		ret = hzram_slot_commit(hz, index, src, PAGE_SIZE, swap);
-	} else {
-		ret = hzram_slot_commit(hz, index, strm->buffer, len, swap);
-	}
-	if (own)
-		hzram_strm_put(own);
-	return ret;
-}
-
 /* Decode slot @index into @dst (PAGE_SIZE bytes); the slot lock is held. */
 static int __hzram_load(struct hzram *hz, u32 index, void *dst)
 {
@@ -258,44 +202,110 @@ static int __hzram_load(struct hzram *hz, u32 index, void *dst)
 /* What the I/O path needs to know about the request it serves. */
 struct hzram_io {
 	bool write;
-	bool swap;	/* REQ_SWAP: see hzram_slot_commit() */
+	bool swap;	/* REQ_SWAP: see hzram_zs_alloc_nowait() */
 };
 
 /*
+ * Write @len bytes from @mem at byte @off of page @index; the caller holds
+ * the slot lock. A sub-page write merges into the stored page in the
+ * stream's scratch page first. When memory is short and the write is not
+ * a swap-out, it lets go of the stream, waits for an object of the size it
+ * needs, and does it all again (the same bytes compress to the same size).
+ */
+static int hzram_write_locked(struct hzram *hz, u32 index, unsigned int off,
+			      const void *mem, unsigned int len, bool swap)
+{
+	unsigned long waited = 0;	/* an object allocated while waiting */
+	unsigned int waited_len = 0;
+	int ret;
+
+	for (;;) {
+		struct hzram_strm *strm = hzram_strm_get(hz->comp);
+		const void *src = mem, *data;
+		unsigned long word, handle;
+		unsigned int clen;
+
+		if (len != PAGE_SIZE) {
+			ret = __hzram_load(hz, index, strm->scratch);
+			if (ret)
+				goto out_put;
+			memcpy(strm->scratch + off, mem, len);
+			src = strm->scratch;
+		}
+		if (hzram_page_same_filled(src, &word)) {
+			hzram_slot_store_same(hz, index, word);
+			ret = 0;
+			goto out_put;
+		}
+		ret = hzram_comp_compress(strm, src, &clen);
+		if (ret) {
+			pr_err_ratelimited("%s: compression failed: %d\n",
+					   hz->disk->disk_name, ret);
+			goto out_put;
+		}
+		/* Pages that do not compress below the huge class go in raw. */
+		if (clen >= hz->huge_class_size) {
+			data = src;
+			clen = PAGE_SIZE;
+		} else {
+			data = strm->buffer;
+		}
+
+		if (waited && waited_len == clen) {
+			handle = waited;
+		} else {
+			if (waited)
+				zs_free(hz->mem_pool, waited);
+			handle = hzram_zs_alloc_nowait(hz, clen, swap);
+		}
+		waited = 0;
+		if (!IS_ERR_VALUE(handle)) {
+			ret = hzram_slot_install(hz, index, handle, data, clen);
+			goto out_put;
+		}
+		atomic64_inc(&hz->stats.writestall);
+		if (swap) {
+			ret = -ENOMEM;	/* the page stays in memory */
+			goto out_put;
+		}
+		hzram_strm_put(strm);
+		handle = zs_malloc(hz->mem_pool, clen, HZRAM_GFP_WAIT);
+		if (IS_ERR_VALUE(handle))
+			return -ENOMEM;
+		waited = handle;
+		waited_len = clen;
+		continue;
+out_put:
+		hzram_strm_put(strm);
+		return ret;
+	}
+}
+
+/*
  * Read or write @len bytes at byte @off of device page @index, from or to
- * @page at @page_off. Sub-page writes read, modify and write the page
- * under the slot lock, so writes to other parts of it are never lost.
+ * @page at @page_off, under the slot lock: writes to other parts of the
+ * page are never lost.
  */
 static int hzram_rw_page(struct hzram *hz, u32 index, unsigned int off,
 			 struct page *page, unsigned int page_off,
 			 unsigned int len, const struct hzram_io *io)
 {
-	struct hzram_strm *strm = NULL;
 	void *mem = kmap_local_page(page) + page_off;
+	struct hzram_strm *strm;
 	int ret;
 
 	hzram_slot_lock(hz, index);
-	if (len == PAGE_SIZE) {
-		if (io->write)
-			ret = __hzram_store(hz, index, mem, NULL, io->swap);
-		else
-			ret = __hzram_load(hz, index, mem);
-		goto out_unlock;
-	}
-
-	strm = hzram_strm_get(hz->comp);
-	ret = __hzram_load(hz, index, strm->scratch);
-	if (ret)
-		goto out_put;
 	if (io->write) {
-		memcpy(strm->scratch + off, mem, len);
-		ret = __hzram_store(hz, index, strm->scratch, strm, io->swap);
+		ret = hzram_write_locked(hz, index, off, mem, len, io->swap);
+	} else if (len == PAGE_SIZE) {
+		ret = __hzram_load(hz, index, mem);
 	} else {
-		memcpy(mem, strm->scratch + off, len);
+		strm = hzram_strm_get(hz->comp);
+		ret = __hzram_load(hz, index, strm->scratch);
+		if (!ret)
+			memcpy(mem, strm->scratch + off, len);
+		hzram_strm_put(strm);
 	}
-out_put:
-	hzram_strm_put(strm);
-out_unlock:
 	hzram_slot_unlock(hz, index);
 	kunmap_local(mem);
 	return ret;

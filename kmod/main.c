@@ -25,8 +25,8 @@ static int hzram_open_disk(struct gendisk *disk)
 {
 	struct hzram *hz = disk->private_data;
 
-	/* The caller holds disk->open_mutex, which also guards claim. */
-	return hz->claim ? -EBUSY : 0;
+	/* The caller holds disk->open_mutex, which also guards these. */
+	return hz->claim || hz->removing ? -EBUSY : 0;
 }
 HZRAM_DEFINE_OPEN(hzram_open, hzram_open_disk)
 
@@ -42,7 +42,7 @@ static int hzram_init_tag_set(struct blk_mq_tag_set *set)
 	set->nr_hw_queues = min_t(unsigned int, nr_cpu_ids, 64);
 	set->queue_depth = 128;
 	set->numa_node = NUMA_NO_NODE;
-	/* ->queue_rq sleeps on slot locks and GFP_NOIO allocations. */
+	/* ->queue_rq sleeps on slot locks, stream mutexes and allocations. */
 	set->flags = BLK_MQ_F_SHOULD_MERGE | BLK_MQ_F_BLOCKING |
 		     BLK_MQ_F_NO_SCHED_BY_DEFAULT;
 	return blk_mq_alloc_tag_set(set);
@@ -132,6 +132,8 @@ static int hzram_remove(struct hzram *hz)
 	}
 	claimed = hz->claim;
 	hz->claim = true;
+	/* Unlike claim, which a reset in progress clears, this stays. */
+	hz->removing = true;
 	mutex_unlock(&disk->open_mutex);
 
 	/* A reset in progress finishes before del_gendisk() returns. */
@@ -234,16 +236,11 @@ static int __init hzram_init(void)
 	ret = hzram_comp_init();
 	if (ret)
 		return ret;
-	ret = class_register(&hzram_control_class);
-	if (ret) {
-		pr_err("cannot register the %s class\n", HZRAM_CONTROL_CLASS);
-		goto err_comp_exit;
-	}
 	hzram_major = register_blkdev(0, HZRAM_DEVICE_PREFIX);
 	if (hzram_major <= 0) {
 		pr_err("cannot get a major number\n");
 		ret = -EBUSY;
-		goto err_class_unregister;
+		goto err_comp_exit;
 	}
 
 	mutex_lock(&hzram_index_mutex);
@@ -255,13 +252,18 @@ static int __init hzram_init(void)
 	mutex_unlock(&hzram_index_mutex);
 	if (ret < 0)
 		goto err_destroy_devices;
+
+	/* Last: hot_add may create devices as soon as the class exists. */
+	ret = class_register(&hzram_control_class);
+	if (ret) {
+		pr_err("cannot register the %s class\n", HZRAM_CONTROL_CLASS);
+		goto err_destroy_devices;
+	}
 	return 0;
 
 err_destroy_devices:
 	hzram_destroy_devices();
 	unregister_blkdev(hzram_major, HZRAM_DEVICE_PREFIX);
-err_class_unregister:
-	class_unregister(&hzram_control_class);
 err_comp_exit:
 	hzram_comp_exit();
 	return ret;

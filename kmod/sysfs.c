@@ -132,6 +132,8 @@ void hzram_reset_device(struct hzram *hz)
 {
 	down_write(&hz->init_lock);
 	hz->limit_pages = 0;
+	strscpy(hz->comp_algorithm, HZRAM_DEFAULT_COMP,
+		sizeof(hz->comp_algorithm));
 	if (!hzram_init_done(hz)) {
 		up_write(&hz->init_lock);
 		return;
@@ -143,8 +145,6 @@ void hzram_reset_device(struct hzram *hz)
 	hz->comp = NULL;
 	hz->disksize = 0;
 	memset(&hz->stats, 0, sizeof(hz->stats));
-	strscpy(hz->comp_algorithm, HZRAM_DEFAULT_COMP,
-		sizeof(hz->comp_algorithm));
 	up_write(&hz->init_lock);
 }
 

@@ -139,10 +139,17 @@ TEST_F(dev, comp_algorithm)
 	ASSERT_LT(0, attr_read(self->id, "comp_algorithm", buf, sizeof(buf)));
 	EXPECT_NE(NULL, strstr(buf, "[zstd]"));
 
-	/* Reset returns to the default algorithm. */
+	/* Reset returns to the default algorithm... */
 	ASSERT_EQ(0, attr_write(self->id, "reset", "1"));
 	ASSERT_LT(0, attr_read(self->id, "comp_algorithm", buf, sizeof(buf)));
 	EXPECT_NE(NULL, strstr(buf, "[lz4]")) TH_LOG("%s", buf);
+	/* ...on an uninitialised device too. */
+	ASSERT_EQ(0, attr_write(self->id, "comp_algorithm", "lzo"));
+	ASSERT_EQ(0, attr_write(self->id, "reset", "1"));
+	ASSERT_LT(0, attr_read(self->id, "comp_algorithm", buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "[lz4]")) TH_LOG("%s", buf);
+	/* Only the five: another crypto algorithm is refused. */
+	EXPECT_EQ(-EINVAL, attr_write(self->id, "comp_algorithm", "deflate"));
 }
 
 TEST_F(dev, reset)

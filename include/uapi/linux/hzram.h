@@ -40,7 +40,7 @@ enum hzram_io_stat_field {
 	HZRAM_IO_FAILED_READS,		/* read requests that failed */
 	HZRAM_IO_FAILED_WRITES,		/* write requests that failed */
 	HZRAM_IO_INVALID_IO,		/* requests outside the device */
-	HZRAM_IO_NOTIFY_FREE,		/* pages freed by swap slot notification */
+	HZRAM_IO_NOTIFY_FREE,		/* swap slot free notifications */
 	HZRAM_IO_NR_FIELDS,
 };
 
