@@ -4,6 +4,9 @@
 #   make KDIR=<dir>      ... or against the kernel headers in <dir>
 #   make userhelper      the helper's libraries, tests and hzbench
 #                        (build/userhelper/)
+#   make gpu-bundle      tests and hzbench linked to run on a GPU machine
+#                        without packages (build/gpu-bundle/; run there
+#                        with bench/gpu-run)
 #   make fuzz            the decompressor's fuzz target (build/fuzz/)
 #   make fuzz-run        fuzz it for FUZZ_SECONDS (default 60), from
 #                        seeds made of the page corpus
@@ -18,7 +21,7 @@ KDIR ?= /lib/modules/$(shell uname -r)/build
 VM_KERNELS ?= 6.1 6.12
 
 .PHONY: all kmod clean-kmod clean check demo bench deps dkms-install dkms-uninstall \
-	userhelper fuzz fuzz-run linux-source corpus hzbench
+	userhelper fuzz fuzz-run linux-source corpus hzbench gpu-bundle
 
 all: kmod
 
@@ -30,7 +33,7 @@ clean-kmod:
 		kmod/modules.order kmod/Module.symvers
 
 clean: clean-kmod
-	rm -rf build/userhelper build/fuzz
+	rm -rf build/userhelper build/fuzz build/portable build/gpu-bundle
 
 deps:
 	scripts/setup-debian
@@ -67,6 +70,17 @@ userhelper: linux-source corpus
 
 hzbench: userhelper
 	build/userhelper/hzbench --corpus $(CORPUS)
+
+gpu-bundle: linux-source
+	@command -v nvcc >/dev/null || test -x /usr/local/cuda/bin/nvcc || \
+		{ echo "gpu-bundle: nvcc not found (CUDA in /usr/local/cuda)" >&2; exit 1; }
+	PATH=$$PATH:/usr/local/cuda/bin cmake -S userhelper -B build/portable -DHZRAM_PORTABLE=ON >/dev/null
+	cmake --build build/portable -j $(shell nproc) --target hzbench hzram_codec_test
+	mkdir -p build/gpu-bundle
+	cp build/portable/hzbench build/portable/tests/hzram_codec_test build/gpu-bundle/
+	strip --strip-debug build/gpu-bundle/*
+	build/gpu-bundle/hzram_codec_test --gtest_list_tests | grep -q '^GpuCodecTest' || \
+		{ echo "gpu-bundle: built without the CUDA backend" >&2; exit 1; }
 
 # libFuzzer needs clang; the library is built again with the sanitizers.
 FUZZ_SRCS := tests/user/fuzz_decompress.cc userhelper/src/isa.cc \

@@ -81,9 +81,10 @@ struct Rate {
 // Per-batch times added up over a pass.
 struct BatchTimingSum {
   std::size_t batches = 0;
-  double h2d_ms = 0, kernel_ms = 0, d2h_ms = 0, total_ms = 0;
+  double host_ms = 0, h2d_ms = 0, kernel_ms = 0, d2h_ms = 0, total_ms = 0;
   void Add(const hzram::BatchTiming& t) {
     batches++;
+    host_ms += t.host_ms;
     h2d_ms += t.h2d_ms;
     kernel_ms += t.kernel_ms;
     d2h_ms += t.d2h_ms;
@@ -246,6 +247,7 @@ struct Accel {
   double ratio = 0;
   BatchTimingSum comp, decomp;                   // per batch, averages
   double backend_share = 0;                      // hybrid: the GPU's pages
+  double link_h2d_gbs = 0, link_d2h_gbs = 0;     // hybrid: calibration's link rates
   std::string device;
 };
 
@@ -340,6 +342,8 @@ bool HybridRun(hzram::HybridCodec& h, const std::vector<std::uint8_t>& pages, st
                          std::span(&status[first], count)) == 0;
     }
   });
+  a->link_h2d_gbs = h.link().h2d_bytes_per_s / 1e9;
+  a->link_d2h_gbs = h.link().d2h_bytes_per_s / 1e9;
   const std::uint64_t all = h.backend_pages() + h.cpu_pages() - before;
   a->backend_share = all ? static_cast<double>(h.backend_pages() - gpu_before) / all : 0;
   return ok && out == pages;
@@ -519,12 +523,16 @@ int main(int argc, char** argv) {
     if (a.comp.batches) {
       std::printf("  kernels only comp %.2f GB/s  dec %.2f GB/s\n", a.comp_kernel_gbs, a.decomp_kernel_gbs);
       const double nc = a.comp.batches, nd = a.decomp.batches;
-      std::printf("  per batch, comp: h2d %.3f ms, kernel %.3f ms, d2h %.3f ms, total %.3f ms\n",
-                  a.comp.h2d_ms / nc, a.comp.kernel_ms / nc, a.comp.d2h_ms / nc, a.comp.total_ms / nc);
-      std::printf("  per batch, dec:  h2d %.3f ms, kernel %.3f ms, d2h %.3f ms, total %.3f ms\n",
-                  a.decomp.h2d_ms / nd, a.decomp.kernel_ms / nd, a.decomp.d2h_ms / nd, a.decomp.total_ms / nd);
+      std::printf("  per batch, comp: host %.3f ms, h2d %.3f ms, kernel %.3f ms, d2h %.3f ms, total %.3f ms\n",
+                  a.comp.host_ms / nc, a.comp.h2d_ms / nc, a.comp.kernel_ms / nc, a.comp.d2h_ms / nc,
+                  a.comp.total_ms / nc);
+      std::printf("  per batch, dec:  host %.3f ms, h2d %.3f ms, kernel %.3f ms, d2h %.3f ms, total %.3f ms\n",
+                  a.decomp.host_ms / nd, a.decomp.h2d_ms / nd, a.decomp.kernel_ms / nd, a.decomp.d2h_ms / nd,
+                  a.decomp.total_ms / nd);
     } else {
-      std::printf("  the GPU took %.0f%% of the pages\n", 100 * a.backend_share);
+      std::printf("  the GPU took %.0f%% of the pages; calibration measured the link at %.1f GB/s to the "
+                  "device, %.1f GB/s back\n",
+                  100 * a.backend_share, a.link_h2d_gbs, a.link_d2h_gbs);
     }
   }
 
@@ -556,13 +564,14 @@ int main(int argc, char** argv) {
       const double nc = a.comp.batches ? a.comp.batches : 1, nd = a.decomp.batches ? a.decomp.batches : 1;
       std::fprintf(f, "%s\n    {\"backend\": \"%s\", \"device\": \"%s\", \"slots\": %u, \"comp_gbs\": %.3f, "
                    "\"decomp_gbs\": %.3f, \"comp_kernel_gbs\": %.3f, \"decomp_kernel_gbs\": %.3f, \"ratio\": %.4f, "
-                   "\"comp_ms\": {\"h2d\": %.4f, \"kernel\": %.4f, \"d2h\": %.4f, \"total\": %.4f}, "
-                   "\"decomp_ms\": {\"h2d\": %.4f, \"kernel\": %.4f, \"d2h\": %.4f, \"total\": %.4f}, "
-                   "\"backend_share\": %.4f}",
+                   "\"comp_ms\": {\"host\": %.4f, \"h2d\": %.4f, \"kernel\": %.4f, \"d2h\": %.4f, \"total\": %.4f}, "
+                   "\"decomp_ms\": {\"host\": %.4f, \"h2d\": %.4f, \"kernel\": %.4f, \"d2h\": %.4f, \"total\": %.4f}, "
+                   "\"backend_share\": %.4f, \"link_h2d_gbs\": %.3f, \"link_d2h_gbs\": %.3f}",
                    i ? "," : "", a.name.c_str(), a.device.c_str(), slots, a.comp_gbs, a.decomp_gbs,
-                   a.comp_kernel_gbs, a.decomp_kernel_gbs, a.ratio, a.comp.h2d_ms / nc, a.comp.kernel_ms / nc,
-                   a.comp.d2h_ms / nc, a.comp.total_ms / nc, a.decomp.h2d_ms / nd, a.decomp.kernel_ms / nd,
-                   a.decomp.d2h_ms / nd, a.decomp.total_ms / nd, a.backend_share);
+                   a.comp_kernel_gbs, a.decomp_kernel_gbs, a.ratio, a.comp.host_ms / nc, a.comp.h2d_ms / nc,
+                   a.comp.kernel_ms / nc, a.comp.d2h_ms / nc, a.comp.total_ms / nc, a.decomp.host_ms / nd,
+                   a.decomp.h2d_ms / nd, a.decomp.kernel_ms / nd, a.decomp.d2h_ms / nd, a.decomp.total_ms / nd,
+                   a.backend_share, a.link_h2d_gbs, a.link_d2h_gbs);
     }
     std::fprintf(f, "%s]\n}\n", accel.empty() ? "" : "\n  ");
     std::fclose(f);

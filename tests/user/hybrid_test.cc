@@ -28,6 +28,7 @@ class FakeBackend : public AsyncBackend {
 
   double us_per_page = 0;     // the modelled device's speed
   double fixed_us = 0;        // and cost per batch
+  double link_bytes_per_s = 0;  // its link, both ways (0: not modelled)
   int fail_at = 0;            // batch number (from 1) that fails; 0: none
   int batches = 0;
 
@@ -36,6 +37,8 @@ class FakeBackend : public AsyncBackend {
     if (!healthy_) return -EIO;
     const int n = ++batches;
     pages_ = pages.size();
+    h2d_bytes_ = pages.size() * kPageSize;
+    d2h_bytes_ = pages.size() * (kPageSize + sizeof(hzram_page_record));
     worker_ = std::thread([=, this] {
       if (n == fail_at) {
         // A failed device leaves garbage behind: the caller must not use it.
@@ -51,6 +54,8 @@ class FakeBackend : public AsyncBackend {
     if (!healthy_) return -EIO;
     const int n = ++batches;
     pages_ = records.size();
+    h2d_bytes_ = records.size_bytes() + arena.size();
+    d2h_bytes_ = records.size() * (kPageSize + sizeof(int));
     worker_ = std::thread([=, this] {
       if (n == fail_at) {
         for (std::size_t i = 0; i < pages.size(); i++) std::memset(pages[i], 0xdd, kPageSize);
@@ -66,7 +71,16 @@ class FakeBackend : public AsyncBackend {
       healthy_ = false;
       return -EIO;
     }
-    if (t) t->total_ms = (fixed_us + us_per_page * pages_) / 1e3;
+    if (t) {
+      *t = BatchTiming();
+      t->total_ms = (fixed_us + us_per_page * pages_) / 1e3;
+      if (link_bytes_per_s > 0) {
+        t->h2d_bytes = h2d_bytes_;
+        t->d2h_bytes = d2h_bytes_;
+        t->h2d_ms = h2d_bytes_ / link_bytes_per_s * 1e3;
+        t->d2h_ms = d2h_bytes_ / link_bytes_per_s * 1e3;
+      }
+    }
     return result_;
   }
   bool healthy() const override { return healthy_; }
@@ -77,6 +91,7 @@ class FakeBackend : public AsyncBackend {
   std::unique_ptr<Codec> codec_;
   std::thread worker_;
   std::size_t pages_ = 0;
+  std::uint64_t h2d_bytes_ = 0, d2h_bytes_ = 0;
   int result_ = 0;
   bool healthy_ = true;
 };
@@ -129,6 +144,7 @@ TEST(HybridTest, CpuOnlyWithoutBackend) {
   HybridCodec h(cpu.get(), nullptr);
   EXPECT_FALSE(h.backend_enabled());
   ASSERT_EQ(0, h.Calibrate(PageList(Corpus().data(), 256)));
+  EXPECT_EQ(0, h.link().h2d_bytes_per_s) << "no backend, no link";
   RoundTrip(h, 0, 1000);
   EXPECT_EQ(0u, h.backend_pages());
   EXPECT_EQ(2000u, h.cpu_pages());
@@ -139,10 +155,13 @@ TEST(HybridTest, SplitsBetweenBothAndLosesNothing) {
   FakeBackend fake;
   fake.us_per_page = 2;  // about twice as fast as a CPU thread
   fake.fixed_us = 100;
+  fake.link_bytes_per_s = 8e9;
   HybridCodec h(cpu.get(), &fake);
   ASSERT_EQ(0, h.Calibrate(PageList(Corpus().data(), 512)));
   EXPECT_NEAR(500000, h.compress_rates().backend_pages_per_s, 1000);
   EXPECT_NEAR(100e-6, h.compress_rates().backend_fixed_s, 1e-9);
+  EXPECT_NEAR(8e9, h.link().h2d_bytes_per_s, 1e6) << "the link, as calibration measured it";
+  EXPECT_NEAR(8e9, h.link().d2h_bytes_per_s, 1e6);
   for (std::size_t b = 0; b < 8; b++) {
     RoundTrip(h, b * 1500, 1500);
     EXPECT_GT(h.last_backend_pages(), 0u) << b;

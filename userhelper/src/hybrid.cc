@@ -94,6 +94,11 @@ int HybridCodec::Calibrate(const PageList& sample_in) {
       if (ticket < 0 || backend_->Wait(ticket, &d) < 0) return BackendFailed(), 0;
       tc[k] = c.total_ms / 1e3;
       td[k] = d.total_ms / 1e3;
+      if (k == 1) {
+        const double h2d_s = (c.h2d_ms + d.h2d_ms) / 1e3, d2h_s = (c.d2h_ms + d.d2h_ms) / 1e3;
+        if (h2d_s > 0) link_.h2d_bytes_per_s = (c.h2d_bytes + d.h2d_bytes) / h2d_s;
+        if (d2h_s > 0) link_.d2h_bytes_per_s = (c.d2h_bytes + d.d2h_bytes) / d2h_s;
+      }
     }
     auto fit = [&](Rates& r, const double* t) {
       const double per_page = std::max(1e-12, (t[1] - t[0]) / (m - 1));

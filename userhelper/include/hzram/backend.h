@@ -20,10 +20,12 @@ namespace hzram {
 
 // Where one batch's time went, in milliseconds.
 struct BatchTiming {
+  double host_ms = 0;    // host copies into and out of the backend's buffers
   double h2d_ms = 0;     // copies to the device
   double kernel_ms = 0;  // the kernels
   double d2h_ms = 0;     // copies back
-  double total_ms = 0;   // from submission to results in place
+  double total_ms = 0;   // all of the above: submission to results in place
+  std::uint64_t h2d_bytes = 0, d2h_bytes = 0;  // what crossed the link
 };
 
 // A batch codec that works in the background: Submit*() starts a batch and
@@ -97,6 +99,14 @@ class HybridCodec {
   const Rates& compress_rates() const { return comp_; }
   const Rates& decompress_rates() const { return decomp_; }
 
+  // The link to the backend as calibration measured it (bytes per second
+  // each way, from the largest calibration batches); 0 if not measured.
+  struct Link {
+    double h2d_bytes_per_s = 0;
+    double d2h_bytes_per_s = 0;
+  };
+  const Link& link() const { return link_; }
+
   // How many of @n pages go to the backend under @r.
   static std::size_t BackendShare(const Rates& r, std::size_t n);
 
@@ -110,6 +120,7 @@ class HybridCodec {
   bool backend_failed_ = false;
   std::string backend_why_;
   Rates comp_, decomp_;
+  Link link_;
   std::size_t last_backend_pages_ = 0;
   std::uint64_t backend_pages_ = 0, cpu_pages_ = 0;
   // Scratch for the backend's share of a decompression: its records with

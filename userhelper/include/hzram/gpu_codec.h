@@ -40,7 +40,7 @@ struct GpuStats {
   std::uint64_t pages = 0;
   std::uint64_t bytes_in = 0;   // bytes copied to the device
   std::uint64_t bytes_out = 0;  // bytes copied back
-  double h2d_ms = 0, kernel_ms = 0, d2h_ms = 0, total_ms = 0;
+  double host_ms = 0, h2d_ms = 0, kernel_ms = 0, d2h_ms = 0, total_ms = 0;
 };
 
 // Whether CUDA device @device can be used: the driver answers, the device
