@@ -30,11 +30,13 @@ class FakeBackend : public AsyncBackend {
   double fixed_us = 0;        // and cost per batch
   double link_bytes_per_s = 0;  // its link, both ways (0: not modelled)
   int fail_at = 0;            // batch number (from 1) that fails; 0: none
+  int refuse_at = 0;          // batch number whose submission gets -EBUSY
   int batches = 0;
 
   int SubmitCompress(const PageList& pages, std::span<hzram_page_record> records,
                      std::span<std::uint8_t> arena) override {
     if (!healthy_) return -EIO;
+    if (batches + 1 == refuse_at) return refuse_at = 0, -EBUSY;
     const int n = ++batches;
     pages_ = pages.size();
     h2d_bytes_ = pages.size() * kPageSize;
@@ -52,6 +54,7 @@ class FakeBackend : public AsyncBackend {
   int SubmitDecompress(std::span<const hzram_page_record> records, std::span<const std::uint8_t> arena,
                        const MutablePageList& pages, std::span<int> status) override {
     if (!healthy_) return -EIO;
+    if (batches + 1 == refuse_at) return refuse_at = 0, -EBUSY;
     const int n = ++batches;
     pages_ = records.size();
     h2d_bytes_ = records.size_bytes() + arena.size();
@@ -135,6 +138,12 @@ TEST(HybridTest, ShareBalancesTheTwoSides) {
   EXPECT_EQ(0u, HybridCodec::BackendShare(r, 1000));
   r.backend_fixed_s = 0.001;
   EXPECT_EQ(0u, HybridCodec::BackendShare(r, 1)) << "one page stays on the CPU";
+  r.backend_fixed_s = 0;
+  r.backend_host_s_per_page = 0.0005;  // host copies: half a CPU page each
+  EXPECT_EQ(750u, HybridCodec::BackendShare(r, 1000)) << "0.375 + 0.25 s against 1 s";
+  r.backend_host_s_per_page = 0.0012;  // dearer than the CPU's own work
+  EXPECT_EQ(0u, HybridCodec::BackendShare(r, 1000));
+  r.backend_host_s_per_page = 0;
   r.backend_pages_per_s = 0;
   EXPECT_EQ(0u, HybridCodec::BackendShare(r, 1000)) << "no measurement, no share";
 }
@@ -204,6 +213,21 @@ TEST(HybridTest, FailingBackendFallsBackToTheCpu) {
   fake2.fail_at = fake2.batches + 2;  // the first decompression after calibration
   RoundTrip(h2, 0, 1000);
   EXPECT_FALSE(h2.backend_enabled());
+}
+
+TEST(HybridTest, ARefusedBatchGoesToTheCpuAndKeepsTheBackend) {
+  auto cpu = Cpu();
+  FakeBackend fake;
+  fake.us_per_page = 1;
+  HybridCodec h(cpu.get(), &fake);
+  ASSERT_EQ(0, h.Calibrate(PageList(Corpus().data(), 256)));
+  fake.refuse_at = fake.batches + 1;  // the next compression: -EBUSY
+  const std::uint64_t before = h.backend_pages();
+  RoundTrip(h, 0, 1000);  // compression refused, decompression split
+  EXPECT_EQ(0, fake.refuse_at) << "a submission was refused";
+  EXPECT_TRUE(h.backend_enabled()) << "-EBUSY is not a failure";
+  EXPECT_TRUE(h.backend_why().empty());
+  EXPECT_GT(h.backend_pages(), before) << "the decompression still used it";
 }
 
 TEST(HybridTest, CorruptRecordsFailOnEitherSide) {

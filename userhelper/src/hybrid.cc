@@ -27,6 +27,17 @@ bool HasData(const hzram_page_record& r) {
 HybridCodec::HybridCodec(Codec* cpu, AsyncBackend* backend)
     : cpu_(cpu), backend_(backend), rebased_(cpu->max_batch()) {}
 
+void HybridCodec::Refused() {
+  // -EBUSY or a batch it cannot take leave a healthy backend on.
+  if (!backend_->healthy()) BackendFailed();
+}
+
+void HybridCodec::Count(std::size_t n, std::size_t backend) {
+  last_backend_pages_ = backend;
+  backend_pages_ += backend;
+  cpu_pages_ += n - backend;
+}
+
 void HybridCodec::BackendFailed() {
   if (backend_failed_) return;
   backend_failed_ = true;
@@ -36,22 +47,27 @@ void HybridCodec::BackendFailed() {
 
 std::size_t HybridCodec::BackendShare(const Rates& r, std::size_t n) {
   if (r.cpu_pages_per_s <= 0 || r.backend_pages_per_s <= 0 || n == 0) return 0;
-  // Both finish together: t0 + g / Rb = (n - g) / Rc.
-  const double rc = r.cpu_pages_per_s, rb = r.backend_pages_per_s;
+  // Both finish together: t0 + g / Rb = (n - g) / Rc. The host copies
+  // (h a page) come on top, on the calling thread: the batch takes
+  // g h + max(t0 + g / Rb, (n - g) / Rc), least at that g when h < 1 / Rc.
+  const double rc = r.cpu_pages_per_s, rb = r.backend_pages_per_s, h = r.backend_host_s_per_page;
   const double g = (n / rc - r.backend_fixed_s) / (1 / rb + 1 / rc);
   if (g < 1) return 0;
   const std::size_t share = std::min<std::size_t>(n, static_cast<std::size_t>(g + 0.5));
   // Only if it beats the CPU alone.
-  const double split = std::max(r.backend_fixed_s + share / rb, (n - share) / rc);
+  const double split = share * h + std::max(r.backend_fixed_s + share / rb, (n - share) / rc);
   return split < n / rc ? share : 0;
 }
 
 void HybridCodec::Update(Rates& r, std::size_t cpu_pages, double cpu_s, std::size_t backend_pages,
-                         double backend_s) {
+                         const BatchTiming& backend) {
   auto blend = [](double& v, double x) { v = v > 0 ? (1 - kAlpha) * v + kAlpha * x : x; };
   if (cpu_pages >= 16 && cpu_s > 0) blend(r.cpu_pages_per_s, cpu_pages / cpu_s);
-  if (backend_pages && backend_s > r.backend_fixed_s)
-    blend(r.backend_pages_per_s, backend_pages / (backend_s - r.backend_fixed_s));
+  if (backend_pages == 0) return;
+  const double device_s = (backend.total_ms - backend.host_ms) / 1e3;
+  if (device_s > r.backend_fixed_s)
+    blend(r.backend_pages_per_s, backend_pages / (device_s - r.backend_fixed_s));
+  blend(r.backend_host_s_per_page, backend.host_ms / 1e3 / backend_pages);
 }
 
 int HybridCodec::Calibrate(const PageList& sample_in) {
@@ -79,34 +95,33 @@ int HybridCodec::Calibrate(const PageList& sample_in) {
   std::vector<hzram_page_record> brec(m);
   std::vector<std::uint8_t> barena(Codec::ArenaBytes(m));
   for (int pass = 0; pass < 2; pass++) {
-    double tc[2], td[2];
+    BatchTiming tc[2], td[2];
     const std::size_t counts[2] = {1, m};
     for (int k = 0; k < 2; k++) {
       const std::size_t count = counts[k];
-      BatchTiming c, d;
       int ticket = backend_->SubmitCompress(sample.Sub(0, count), std::span(brec.data(), count),
                                             std::span(barena.data(), Codec::ArenaBytes(count)));
-      if (ticket < 0 || backend_->Wait(ticket, &c) < 0) return BackendFailed(), 0;
+      if (ticket < 0 || backend_->Wait(ticket, &tc[k]) < 0) return BackendFailed(), 0;
       ticket = backend_->SubmitDecompress(std::span(brec.data(), count),
                                           std::span(barena.data(), Codec::ArenaBytes(count)),
                                           MutablePageList(out.data(), count),
                                           std::span(status.data(), count));
-      if (ticket < 0 || backend_->Wait(ticket, &d) < 0) return BackendFailed(), 0;
-      tc[k] = c.total_ms / 1e3;
-      td[k] = d.total_ms / 1e3;
-      if (k == 1) {
-        const double h2d_s = (c.h2d_ms + d.h2d_ms) / 1e3, d2h_s = (c.d2h_ms + d.d2h_ms) / 1e3;
-        if (h2d_s > 0) link_.h2d_bytes_per_s = (c.h2d_bytes + d.h2d_bytes) / h2d_s;
-        if (d2h_s > 0) link_.d2h_bytes_per_s = (c.d2h_bytes + d.d2h_bytes) / d2h_s;
-      }
+      if (ticket < 0 || backend_->Wait(ticket, &td[k]) < 0) return BackendFailed(), 0;
     }
-    auto fit = [&](Rates& r, const double* t) {
-      const double per_page = std::max(1e-12, (t[1] - t[0]) / (m - 1));
+    // The device's part (all but the host copies) on a line through the
+    // two batches; the host copies per page from the larger.
+    auto fit = [&](Rates& r, const BatchTiming* t) {
+      const double d0 = (t[0].total_ms - t[0].host_ms) / 1e3, d1 = (t[1].total_ms - t[1].host_ms) / 1e3;
+      const double per_page = std::max(1e-12, (d1 - d0) / (m - 1));
       r.backend_pages_per_s = 1 / per_page;
-      r.backend_fixed_s = std::max(0.0, t[0] - per_page);
+      r.backend_fixed_s = std::max(0.0, d0 - per_page);
+      r.backend_host_s_per_page = t[1].host_ms / 1e3 / m;
     };
     fit(comp_, tc);
     fit(decomp_, td);
+    const double h2d_s = (tc[1].h2d_ms + td[1].h2d_ms) / 1e3, d2h_s = (tc[1].d2h_ms + td[1].d2h_ms) / 1e3;
+    if (h2d_s > 0) link_.h2d_bytes_per_s = (tc[1].h2d_bytes + td[1].h2d_bytes) / h2d_s;
+    if (d2h_s > 0) link_.d2h_bytes_per_s = (tc[1].d2h_bytes + td[1].d2h_bytes) / d2h_s;
   }
   return 0;
 }
@@ -126,7 +141,7 @@ int HybridCodec::Compress(const PageList& pages, std::span<hzram_page_record> re
     ticket = backend_->SubmitCompress(pages.Sub(0, g), records.subspan(0, g),
                                       arena.subspan(0, Codec::ArenaBytes(g)));
     if (ticket < 0) {
-      BackendFailed();
+      Refused();
       g = 0;
     }
   }
@@ -134,27 +149,26 @@ int HybridCodec::Compress(const PageList& pages, std::span<hzram_page_record> re
   int ret = cpu_->Compress(pages.Sub(g, n - g), records.subspan(g, n - g),
                            arena.subspan(Codec::ArenaBytes(g)));
   const double cpu_s = Since(t);
-  if (ret) return ret;
+  if (ret) {
+    if (g) backend_->Wait(ticket, nullptr);  // the slot is freed either way
+    return ret;
+  }
   for (std::size_t i = g; i < n; i++)
     if (HasData(records[i])) records[i].value += Codec::ArenaBytes(g);
 
-  double backend_s = 0;
-  if (g) {
-    BatchTiming timing;
-    if (backend_->Wait(ticket, &timing) < 0) {
-      BackendFailed();
-      if ((ret = cpu_->Compress(pages.Sub(0, g), records.subspan(0, g),
-                                arena.subspan(0, Codec::ArenaBytes(g)))))
-        return ret;
-      g = 0;
-    } else {
-      backend_s = timing.total_ms / 1e3;
-    }
+  BatchTiming timing;
+  if (g && backend_->Wait(ticket, &timing) < 0) {
+    // The backend's part, again on the CPU; the speeds are not updated
+    // from a batch done twice (and the backend is off from now on).
+    BackendFailed();
+    if ((ret = cpu_->Compress(pages.Sub(0, g), records.subspan(0, g),
+                              arena.subspan(0, Codec::ArenaBytes(g)))))
+      return ret;
+    Count(n, 0);
+    return 0;
   }
-  Update(comp_, n - g, cpu_s, g, backend_s);
-  last_backend_pages_ = g;
-  backend_pages_ += g;
-  cpu_pages_ += n - g;
+  Update(comp_, n - g, cpu_s, g, timing);
+  Count(n, g);
   return 0;
 }
 
@@ -187,35 +201,33 @@ int HybridCodec::Decompress(std::span<const hzram_page_record> records,
     ticket = backend_->SubmitDecompress(std::span(rebased_.data(), g), arena.subspan(lo, hi - lo),
                                         pages.Sub(0, g), status.subspan(0, g));
     if (ticket < 0) {
-      BackendFailed();
+      Refused();
       g = 0;
     }
   }
   const auto t = Clock::now();
   int failed = cpu_->Decompress(records.subspan(g), arena, pages.Sub(g, n - g), status.subspan(g));
   const double cpu_s = Since(t);
-  if (failed < 0) return failed;
+  if (failed < 0) {
+    if (g) backend_->Wait(ticket, nullptr);
+    return failed;
+  }
 
-  double backend_s = 0;
+  BatchTiming timing;
   if (g) {
-    BatchTiming timing;
     const int ret = backend_->Wait(ticket, &timing);
     if (ret < 0) {
       BackendFailed();
       const int redo = cpu_->Decompress(records.subspan(0, g), arena, pages.Sub(0, g),
                                         status.subspan(0, g));
       if (redo < 0) return redo;
-      failed += redo;
-      g = 0;
-    } else {
-      failed += ret;
-      backend_s = timing.total_ms / 1e3;
+      Count(n, 0);
+      return failed + redo;
     }
+    failed += ret;
   }
-  Update(decomp_, n - g, cpu_s, g, backend_s);
-  last_backend_pages_ = g;
-  backend_pages_ += g;
-  cpu_pages_ += n - g;
+  Update(decomp_, n - g, cpu_s, g, timing);
+  Count(n, g);
   return failed;
 }
 

@@ -62,11 +62,12 @@ class AsyncBackend {
 
 // The hybrid codec: each batch goes to the CPU codec, to the backend, or
 // is split between them so that both finish together, by their measured
-// speeds (pages per second, and the backend's fixed cost per batch). A
-// calibration at start measures them; every batch then updates them. A
-// batch the backend fails is redone on the CPU, whole, and the backend is
-// not used again: the reason is logged once to stderr and kept in
-// backend_why(). Pages are never lost nor wrong.
+// speeds (pages per second, the backend's fixed cost per batch and its
+// host copies, which do not overlap the CPU's work). A calibration at
+// start measures them; every batch then updates them. A batch the backend
+// fails is redone on the CPU, whole, and the backend is not used again:
+// the reason is logged once to stderr and kept in backend_why(). Pages are
+// never lost nor wrong.
 class HybridCodec {
  public:
   // @cpu is required; @backend may be null (CPU only). Neither is owned.
@@ -93,8 +94,11 @@ class HybridCodec {
   // The speed model, for tests and hzbench.
   struct Rates {
     double cpu_pages_per_s = 0;
-    double backend_pages_per_s = 0;
-    double backend_fixed_s = 0;  // per batch, whatever its size
+    double backend_pages_per_s = 0;  // the device's part, beside the CPU
+    double backend_fixed_s = 0;      // per batch, whatever its size
+    double backend_host_s_per_page = 0;  // the backend's host copies, which
+                                         // the calling thread makes before
+                                         // and after the CPU's part
   };
   const Rates& compress_rates() const { return comp_; }
   const Rates& decompress_rates() const { return decomp_; }
@@ -112,8 +116,10 @@ class HybridCodec {
 
  private:
   void BackendFailed();
+  void Refused();
+  void Count(std::size_t n, std::size_t backend);
   void Update(Rates& r, std::size_t cpu_pages, double cpu_s, std::size_t backend_pages,
-              double backend_s);
+              const BatchTiming& backend);
 
   Codec* cpu_;
   AsyncBackend* backend_;

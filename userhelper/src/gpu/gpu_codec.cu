@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "hzram/gpu_codec.h"
@@ -83,40 +85,46 @@ struct GpuCodec::Impl {
   std::vector<Slot> slots;
   int next_ticket = 0;
   std::uint64_t submitted = 0;
-  int grid_cap = 0;
+  int comp_grid_cap = 0, decomp_grid_cap = 0;  // blocks resident at once
   std::size_t comp_smem = 0, decomp_smem = 0;
   bool healthy = true;
   std::string why;
   GpuStats stats;
 
   // Mark the codec failed: every later call fails with -EIO.
-  int Fail(const char* what, cudaError_t e) {
+  int Fail(const std::string& reason) {
     if (healthy) {
       healthy = false;
-      why = Describe(what, e);
+      why = reason;
     }
     return -EIO;
   }
+  int Fail(const char* what, cudaError_t e) { return Fail(Describe(what, e)); }
 
   int Select() {
     const cudaError_t e = cudaSetDevice(options.device);
     return e == cudaSuccess ? 0 : Fail("cudaSetDevice", e);
   }
 
-  unsigned Grid(std::size_t n) const {
+  // Blocks for @n pages: one warp a page, at most @cap blocks (what is
+  // resident at once; the warps stride over the rest).
+  unsigned Grid(std::size_t n, int cap) const {
     const std::size_t warps = options.warps_per_block;
     const std::size_t blocks = (n + warps - 1) / warps;
-    return static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(blocks, grid_cap)));
+    return static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(blocks, cap)));
   }
 
   Slot* SlotFor(int ticket) { return &slots[static_cast<std::size_t>(ticket) % slots.size()]; }
 
   // Claim the next slot, or -EBUSY if its batch was not waited for.
+  // Tickets wrap at a multiple of the slot count, so that ticket t stays
+  // in slot t % slots across the wrap.
   int Claim(Slot** out) {
     Slot* s = SlotFor(next_ticket);
     if (s->op != Op::kNone) return -EBUSY;
-    s->ticket = next_ticket++;
-    if (next_ticket < 0) next_ticket = 0;
+    s->ticket = next_ticket;
+    const int wrap = static_cast<int>(INT_MAX / slots.size() * slots.size());
+    next_ticket = next_ticket + 1 == wrap ? 0 : next_ticket + 1;
     *out = s;
     return 0;
   }
@@ -160,7 +168,12 @@ bool GpuAvailable(int device, std::string* why) {
 GpuCodec::GpuCodec(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 GpuCodec::~GpuCodec() {
-  if (impl_) cudaSetDevice(impl_->options.device);
+  if (!impl_) return;
+  // Let every batch still queued finish before its buffers are freed;
+  // after a failure these calls fail too, and that is ignored.
+  cudaSetDevice(impl_->options.device);
+  for (auto& s : impl_->slots)
+    if (s.stream.s) cudaStreamSynchronize(s.stream.s);
 }
 
 std::unique_ptr<GpuCodec> GpuCodec::Create(const GpuOptions& options, int* err, std::string* why) {
@@ -183,7 +196,7 @@ std::unique_ptr<GpuCodec> GpuCodec::Create(const GpuOptions& options, int* err, 
   m.options = options;
   auto fail = [&](int e) {
     *err = e;
-    *why = m.why.empty() ? "out of memory" : m.why;
+    *why = m.why;
     return nullptr;
   };
   if (m.Select()) return fail(-EIO);
@@ -192,43 +205,58 @@ std::unique_ptr<GpuCodec> GpuCodec::Create(const GpuOptions& options, int* err, 
 
   m.comp_smem = options.warps_per_block * sizeof(gpu::CompressScratch);
   m.decomp_smem = options.warps_per_block * sizeof(gpu::DecompressScratch);
+  if (m.comp_smem > m.prop.sharedMemPerBlockOptin) {
+    *err = -EINVAL;
+    *why = std::to_string(options.warps_per_block) + " warps per block need " +
+           std::to_string(m.comp_smem) + " bytes of shared memory; " + m.prop.name + " has " +
+           std::to_string(m.prop.sharedMemPerBlockOptin) + " per block";
+    return nullptr;
+  }
   if ((e = cudaFuncSetAttribute(gpu::CompressKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 static_cast<int>(m.comp_smem))) != cudaSuccess)
     return m.Fail("cudaFuncSetAttribute(CompressKernel)", e), fail(-EIO);
   if ((e = cudaFuncSetAttribute(gpu::DecompressKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 static_cast<int>(m.decomp_smem))) != cudaSuccess)
     return m.Fail("cudaFuncSetAttribute(DecompressKernel)", e), fail(-EIO);
+  // Each kernel's grid: as many blocks as are resident at once.
+  const int threads = static_cast<int>(options.warps_per_block * 32);
   int per_sm = 0;
-  if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gpu::CompressKernel,
-                                                         options.warps_per_block * 32,
+  if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gpu::CompressKernel, threads,
                                                          m.comp_smem)) != cudaSuccess)
     return m.Fail("cudaOccupancyMaxActiveBlocksPerMultiprocessor", e), fail(-EIO);
-  m.grid_cap = std::max(1, per_sm) * m.prop.multiProcessorCount;
+  m.comp_grid_cap = std::max(1, per_sm) * m.prop.multiProcessorCount;
+  if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gpu::DecompressKernel, threads,
+                                                         m.decomp_smem)) != cudaSuccess)
+    return m.Fail("cudaOccupancyMaxActiveBlocksPerMultiprocessor", e), fail(-EIO);
+  m.decomp_grid_cap = std::max(1, per_sm) * m.prop.multiProcessorCount;
 
+  // Buffers: -ENOMEM when there is not enough memory, -EIO for any other
+  // CUDA error.
+  auto alloc = [&](auto& holder, std::size_t bytes, bool pinned) {
+    void* p = nullptr;
+    const cudaError_t a = pinned ? cudaMallocHost(&p, bytes) : cudaMalloc(&p, bytes);
+    if (a != cudaSuccess) {
+      m.Fail(pinned ? "cudaMallocHost" : "cudaMalloc", a);
+      return a == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
+    }
+    holder.reset(static_cast<typename std::remove_reference_t<decltype(holder)>::pointer>(p));
+    return 0;
+  };
   const std::size_t pages_bytes = options.max_batch * gpu::kPage;
+  const std::size_t records_bytes = options.max_batch * sizeof(hzram_page_record);
+  const std::size_t status_bytes = options.max_batch * sizeof(int);
   m.slots.resize(options.slots);
   for (auto& s : m.slots) {
-    void* p;
     if ((e = cudaStreamCreateWithFlags(&s.stream.s, cudaStreamNonBlocking)) != cudaSuccess)
       return m.Fail("cudaStreamCreateWithFlags", e), fail(-EIO);
     for (auto& ev : s.ev)
       if ((e = cudaEventCreate(&ev.e)) != cudaSuccess) return m.Fail("cudaEventCreate", e), fail(-EIO);
-    if (cudaMallocHost(&p, pages_bytes) != cudaSuccess) return fail(-ENOMEM);
-    s.h_pages.reset(static_cast<std::uint8_t*>(p));
-    if (cudaMallocHost(&p, pages_bytes) != cudaSuccess) return fail(-ENOMEM);
-    s.h_arena.reset(static_cast<std::uint8_t*>(p));
-    if (cudaMallocHost(&p, options.max_batch * sizeof(hzram_page_record)) != cudaSuccess) return fail(-ENOMEM);
-    s.h_records.reset(static_cast<hzram_page_record*>(p));
-    if (cudaMallocHost(&p, options.max_batch * sizeof(int)) != cudaSuccess) return fail(-ENOMEM);
-    s.h_status.reset(static_cast<int*>(p));
-    if (cudaMalloc(&p, pages_bytes) != cudaSuccess) return fail(-ENOMEM);
-    s.d_pages.reset(static_cast<std::uint8_t*>(p));
-    if (cudaMalloc(&p, pages_bytes) != cudaSuccess) return fail(-ENOMEM);
-    s.d_arena.reset(static_cast<std::uint8_t*>(p));
-    if (cudaMalloc(&p, options.max_batch * sizeof(hzram_page_record)) != cudaSuccess) return fail(-ENOMEM);
-    s.d_records.reset(static_cast<hzram_page_record*>(p));
-    if (cudaMalloc(&p, options.max_batch * sizeof(int)) != cudaSuccess) return fail(-ENOMEM);
-    s.d_status.reset(static_cast<int*>(p));
+    int ret;
+    if ((ret = alloc(s.h_pages, pages_bytes, true)) || (ret = alloc(s.h_arena, pages_bytes, true)) ||
+        (ret = alloc(s.h_records, records_bytes, true)) || (ret = alloc(s.h_status, status_bytes, true)) ||
+        (ret = alloc(s.d_pages, pages_bytes, false)) || (ret = alloc(s.d_arena, pages_bytes, false)) ||
+        (ret = alloc(s.d_records, records_bytes, false)) || (ret = alloc(s.d_status, status_bytes, false)))
+      return fail(ret);
   }
 
   // A test batch: a page of text must come back whole.
@@ -272,7 +300,7 @@ int GpuCodec::SubmitCompress(const PageList& pages, std::span<hzram_page_record>
   HZ_CUDA(cudaEventRecord(s->ev[0].e, s->stream.s));
   HZ_CUDA(cudaMemcpyAsync(s->d_pages.get(), s->h_pages.get(), bytes, cudaMemcpyHostToDevice, s->stream.s));
   HZ_CUDA(cudaEventRecord(s->ev[1].e, s->stream.s));
-  gpu::CompressKernel<<<m.Grid(n), m.options.warps_per_block * 32, m.comp_smem, s->stream.s>>>(
+  gpu::CompressKernel<<<m.Grid(n, m.comp_grid_cap), m.options.warps_per_block * 32, m.comp_smem, s->stream.s>>>(
       src, static_cast<std::uint32_t>(n), s->d_records.get(), s->d_arena.get());
   HZ_CUDA(cudaGetLastError());
   HZ_CUDA(cudaEventRecord(s->ev[2].e, s->stream.s));
@@ -313,7 +341,7 @@ int GpuCodec::SubmitDecompress(std::span<const hzram_page_record> records,
     HZ_CUDA(cudaMemcpyAsync(s->d_arena.get(), s->h_arena.get(), arena.size(), cudaMemcpyHostToDevice,
                             s->stream.s));
   HZ_CUDA(cudaEventRecord(s->ev[1].e, s->stream.s));
-  gpu::DecompressKernel<<<m.Grid(n), m.options.warps_per_block * 32, m.decomp_smem, s->stream.s>>>(
+  gpu::DecompressKernel<<<m.Grid(n, m.decomp_grid_cap), m.options.warps_per_block * 32, m.decomp_smem, s->stream.s>>>(
       s->d_records.get(), static_cast<std::uint32_t>(n), s->d_arena.get(), arena.size(),
       s->d_pages.get(), s->d_status.get());
   HZ_CUDA(cudaGetLastError());
@@ -356,10 +384,21 @@ int GpuCodec::Wait(int ticket, BatchTiming* timing) {
   t.h2d_bytes = s->bytes_in;
   t.d2h_bytes = s->bytes_out;
 
+  // What the device wrote is checked before it is used: a device that
+  // went wrong must fail the batch, not overwrite the caller's memory.
   const auto unstaged = Clock::now();
   int ret = 0;
   if (op == Op::kCompress) {
     // Page i's data is at i * kPage of the device arena and of the caller's.
+    for (std::size_t i = 0; i < s->n; i++) {
+      const hzram_page_record& r = s->h_records.get()[i];
+      const bool ok = r.flags == 0 &&
+                      (r.kind == HZRAM_PAGE_SAME ? r.length == 0
+                       : r.kind == HZRAM_PAGE_RAW ? r.value == i * gpu::kPage && r.length == gpu::kPage
+                       : r.kind == HZRAM_PAGE_LZ4 &&
+                             (r.value == i * gpu::kPage && r.length > 0 && r.length < gpu::kPage));
+      if (!ok) return m.Fail("the device returned a malformed record for page " + std::to_string(i));
+    }
     for (std::size_t i = 0; i < s->n; i++) {
       const hzram_page_record& r = s->h_records.get()[i];
       s->out_records[i] = r;
@@ -367,6 +406,11 @@ int GpuCodec::Wait(int ticket, BatchTiming* timing) {
         std::memcpy(s->out_arena.data() + r.value, s->h_arena.get() + r.value, r.length);
     }
   } else {
+    for (std::size_t i = 0; i < s->n; i++) {
+      const int st = s->h_status.get()[i];
+      if (st != 0 && st != -EINVAL && st != -EBADMSG)
+        return m.Fail("the device returned status " + std::to_string(st) + " for page " + std::to_string(i));
+    }
     for (std::size_t i = 0; i < s->n; i++) {
       const int st = s->h_status.get()[i];
       s->out_status[i] = st;

@@ -84,6 +84,26 @@ HZ_HD std::uint64_t Load64(const std::uint8_t* p) {
   return v;
 }
 
+// 8 bytes at an 8-byte aligned address; one load on the device, where
+// Load64's memcpy becomes eight byte loads.
+HZ_HD std::uint64_t Load64Aligned(const std::uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  return *reinterpret_cast<const std::uint64_t*>(p);
+#else
+  return Load64(p);
+#endif
+}
+
+// Copy 16 bytes between 16-byte aligned addresses (pages, in global and
+// shared memory, always are): one vector load and store on the device.
+HZ_HD void Copy16(std::uint8_t* dst, const std::uint8_t* src) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+#else
+  std::memcpy(dst, src, 16);
+#endif
+}
+
 HZ_HD int Ctz(std::uint32_t v) {
 #if defined(__CUDA_ARCH__)
   return __ffs(v) - 1;
@@ -180,7 +200,8 @@ HZ_HD std::uint32_t MatchTail(L& lanes, CompressScratch& s, std::uint32_t x0, st
   }
 }
 
-// Compress the page at @src (kPage bytes) into @dst (kPage bytes). Returns
+// Compress the page at @src (kPage bytes) into @dst (kPage bytes); on the
+// device both are 16-byte aligned. Returns
 // the kind: kSame (then *word is the fill word), kLz4 (then *len is the
 // block's length, < kPage) or kRaw (the page is copied to @dst).
 template <class L>
@@ -190,17 +211,17 @@ HZ_HD PageKind CompressPageWarp(L& lanes, CompressScratch& s, const std::uint8_t
   lanes.Each([&](int lane) {
     for (std::uint32_t k = 0; k < kPage / (16 * kLanes); k++) {
       const std::uint32_t o = (k * kLanes + lane) * 16;
-      std::memcpy(s.page + o, src + o, 16);
+      Copy16(s.page + o, src + o);
     }
     for (std::uint32_t i = lane; i < (1u << kHashLog); i += kLanes) s.head[i] = 0;
   });
 
   // Same-filled?
   lanes.Each([&](int lane) {
-    const std::uint64_t w0 = Load64(s.page);
+    const std::uint64_t w0 = Load64Aligned(s.page);
     bool same = true;
     for (std::uint32_t k = 0; k < kPage / (8 * kLanes); k++)
-      same &= Load64(s.page + (k * kLanes + lane) * 8) == w0;
+      same &= Load64Aligned(s.page + (k * kLanes + lane) * 8) == w0;
     s.flag[lane] = same;
   });
   std::uint32_t all = 0;
@@ -340,7 +361,7 @@ HZ_HD PageKind CompressPageWarp(L& lanes, CompressScratch& s, const std::uint8_t
     } else {
       for (std::uint32_t k = 0; k < kPage / (16 * kLanes); k++) {
         const std::uint32_t o = (k * kLanes + lane) * 16;
-        std::memcpy(dst + o, s.page + o, 16);
+        Copy16(dst + o, s.page + o);
       }
     }
   });
@@ -349,9 +370,22 @@ HZ_HD PageKind CompressPageWarp(L& lanes, CompressScratch& s, const std::uint8_t
   return PageKind::kLz4;
 }
 
-// Decode the LZ4 block at @src (@len bytes, 1..kPage - 1) into @dst (kPage
-// bytes). Returns 0, or -EBADMSG (74) for a malformed block or one that
-// does not decode to exactly one page; the checks are the CPU decoder's.
+// Add a length field's continuation bytes (255, ..., last) at in[*ip..len)
+// to *v; false if they run off the input.
+HZ_HD bool ReadLength(const std::uint8_t* in, std::uint32_t len, std::uint32_t* ip, std::uint32_t* v) {
+  std::uint32_t b;
+  do {
+    if (*ip >= len) return false;
+    b = in[(*ip)++];
+    *v += b;
+  } while (b == 255);
+  return true;
+}
+
+// Decode the LZ4 block at @src (@len bytes, 1..kPage - 1, any alignment)
+// into @dst (kPage bytes, 16-byte aligned on the device). Returns 0, or
+// -EBADMSG (74) for a malformed block or one that does not decode to
+// exactly one page; the checks are the CPU decoder's.
 template <class L>
 HZ_HD int DecompressPageWarp(L& lanes, DecompressScratch& s, const std::uint8_t* src,
                              std::uint32_t len, std::uint8_t* dst) {
@@ -367,19 +401,7 @@ HZ_HD int DecompressPageWarp(L& lanes, DecompressScratch& s, const std::uint8_t*
     if (ip >= len) break;  // a block ends with literals
     const std::uint32_t token = s.in[ip++];
     std::uint32_t lit = token >> 4;
-    bool ok = true;
-    if (lit == 15) {
-      std::uint32_t b;
-      do {
-        if (ip >= len) {
-          ok = false;
-          break;
-        }
-        b = s.in[ip++];
-        lit += b;
-      } while (b == 255);
-    }
-    if (!ok || lit > len - ip || lit > kPage - op) break;
+    if (!(lit < 15 || ReadLength(s.in, len, &ip, &lit)) || lit > len - ip || lit > kPage - op) break;
     // The format's end rules (as lz4_impl.h's): literals that reach into
     // the last 12 bytes of output, or leave fewer than 8 of input, end it.
     const bool last = lit + kMfLimit > kPage - op || lit + 8 > len - ip;
@@ -398,17 +420,7 @@ HZ_HD int DecompressPageWarp(L& lanes, DecompressScratch& s, const std::uint8_t*
     ip += 2;
     if (offset == 0 || offset > op) break;
     std::uint32_t ml = token & 15;
-    if (ml == 15) {
-      std::uint32_t b;
-      do {
-        if (ip >= len) {
-          ok = false;
-          break;
-        }
-        b = s.in[ip++];
-        ml += b;
-      } while (b == 255);
-    }
+    const bool ok = ml < 15 || ReadLength(s.in, len, &ip, &ml);
     ml += kMinMatch;
     if (!ok || ml + kLastLiterals > kPage - op) break;  // a match leaves the last 5 bytes
     // A match repeats the offset's period: each byte depends only on bytes
@@ -427,7 +439,7 @@ HZ_HD int DecompressPageWarp(L& lanes, DecompressScratch& s, const std::uint8_t*
     lanes.Each([&](int lane) {
       for (std::uint32_t k = 0; k < kPage / (16 * kLanes); k++) {
         const std::uint32_t o = (k * kLanes + lane) * 16;
-        std::memcpy(dst + o, s.out + o, 16);
+        Copy16(dst + o, s.out + o);
       }
     });
   }
