@@ -12,19 +12,9 @@
 #include "hzram/page_codec.h"
 
 namespace hzram::avx512 {
-namespace {
+#include "lz4_vec.h"
 
-// kPeriodMask[p][i] = i % p: shuffle masks that repeat a period of p < 16
-// bytes over 32 (each 128-bit lane shuffles its own copy of the period).
-struct PeriodMasks {
-  alignas(32) std::uint8_t m[16][32];
-  constexpr PeriodMasks() : m() {
-    for (int p = 1; p < 16; p++)
-      for (int i = 0; i < 32; i++) m[p][i] = static_cast<std::uint8_t>(i % p);
-  }
-};
-constexpr PeriodMasks kPeriodMasks;
-constexpr const auto& kPeriodMask = kPeriodMasks.m;
+namespace {
 
 struct Vec {
   static constexpr std::size_t kWidth = 64;
@@ -40,31 +30,11 @@ struct Vec {
       a += 64;
       b += 64;
     }
-    while (a + 8 <= a_end) {
-      std::uint64_t x, y;
-      std::memcpy(&x, a, 8);
-      std::memcpy(&y, b, 8);
-      if (x != y) return static_cast<std::size_t>(a - start) + _tzcnt_u64(x ^ y) / 8;
-      a += 8;
-      b += 8;
-    }
-    while (a < a_end && *a == *b) {
-      a++;
-      b++;
-    }
-    return static_cast<std::size_t>(a - start);
+    return PrefixTail(start, a, b, a_end);
   }
 
-  // A 32-byte vector of whole periods, by one shuffle of the period's
-  // bytes, stored at a stride that keeps the period.
   static void RepeatPeriod(std::uint8_t* op, std::size_t offset, std::size_t len) {
-    const __m128i src = _mm_loadu_si128(reinterpret_cast<const __m128i*>(op - offset));
-    const __m256i both = _mm256_broadcastsi128_si256(src);
-    const __m256i pat = _mm256_shuffle_epi8(
-        both, _mm256_load_si256(reinterpret_cast<const __m256i*>(kPeriodMask[offset])));
-    const std::size_t stride = 32 - 32 % offset;
-    for (std::size_t done = 0; done < len; done += stride)
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(op + done), pat);
+    RepeatPeriod32(op, offset, len);
   }
 
   static bool SameFilled(const std::uint8_t* p, std::uint64_t* word) {

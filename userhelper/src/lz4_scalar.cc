@@ -8,6 +8,8 @@
 #include "hzram/page_codec.h"
 
 namespace hzram::scalar {
+#include "lz4_vec.h"
+
 namespace {
 
 struct Vec {
@@ -15,20 +17,7 @@ struct Vec {
 
   static std::size_t Prefix(const std::uint8_t* a, const std::uint8_t* b,
                             const std::uint8_t* a_end) {
-    const std::uint8_t* const start = a;
-    while (a + 8 <= a_end) {
-      std::uint64_t x, y;
-      std::memcpy(&x, a, 8);
-      std::memcpy(&y, b, 8);
-      if (x != y) return static_cast<std::size_t>(a - start) + __builtin_ctzll(x ^ y) / 8;
-      a += 8;
-      b += 8;
-    }
-    while (a < a_end && *a == *b) {
-      a++;
-      b++;
-    }
-    return static_cast<std::size_t>(a - start);
+    return PrefixTail(a, a, b, a_end);
   }
 
   // LZ4's own way: the first 8 bytes one by one or by a table that makes

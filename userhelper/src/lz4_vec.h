@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// Pieces of the `Vec` policies (see lz4_impl.h) that more than one ISA
+// shares. Included inside each ISA's namespace, before its `Vec`, and
+// compiled with that ISA's flags; internal linkage only.
+
+namespace {
+
+// The end of Vec::Prefix() for every ISA: 8 bytes at a time, then one at
+// a time, from a to a_end; the count returned is from start.
+inline std::size_t PrefixTail(const std::uint8_t* start, const std::uint8_t* a,
+                              const std::uint8_t* b, const std::uint8_t* a_end) {
+  while (a + 8 <= a_end) {
+    std::uint64_t x, y;
+    std::memcpy(&x, a, 8);
+    std::memcpy(&y, b, 8);
+    if (x != y) return static_cast<std::size_t>(a - start) + __builtin_ctzll(x ^ y) / 8;
+    a += 8;
+    b += 8;
+  }
+  while (a < a_end && *a == *b) {
+    a++;
+    b++;
+  }
+  return static_cast<std::size_t>(a - start);
+}
+
+#ifdef __AVX2__
+// kPeriodMask[p][i] = i % p: shuffle masks that repeat a period of p < 16
+// bytes over 32 (each 128-bit lane shuffles its own copy of the period).
+struct PeriodMasks {
+  alignas(32) std::uint8_t m[16][32];
+  constexpr PeriodMasks() : m() {
+    for (int p = 1; p < 16; p++)
+      for (int i = 0; i < 32; i++) m[p][i] = static_cast<std::uint8_t>(i % p);
+  }
+};
+constexpr PeriodMasks kPeriodMasks;
+
+// Vec::RepeatPeriod() for AVX2 and AVX-512: a 32-byte vector of whole
+// periods, by one shuffle of the period's bytes, stored at a stride that
+// keeps the period. Writes up to 31 bytes past op + len.
+inline void RepeatPeriod32(std::uint8_t* op, std::size_t offset, std::size_t len) {
+  const __m128i src = _mm_loadu_si128(reinterpret_cast<const __m128i*>(op - offset));
+  const __m256i both = _mm256_broadcastsi128_si256(src);
+  const __m256i pat = _mm256_shuffle_epi8(
+      both, _mm256_load_si256(reinterpret_cast<const __m256i*>(kPeriodMasks.m[offset])));
+  const std::size_t stride = 32 - 32 % offset;
+  for (std::size_t done = 0; done < len; done += stride)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(op + done), pat);
+}
+#endif
+
+}  // namespace
