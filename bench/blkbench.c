@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <liburing.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,13 +34,14 @@
 #include <unistd.h>
 
 #define MAX_JOBS 64
+#define MAX_DEPTH 256
 #define MAX_SAMPLES (1u << 22)	/* latencies kept per job */
 
 struct opts {
-	const char *dev, *data, *label;
-	int rand, write;
+	const char *dev, *data, *label, *engine;
+	int rand, write, uring;
 	size_t bs, size, data_len;
-	int jobs;
+	int jobs, iodepth;
 	double runtime;
 	const char *rw;
 };
@@ -71,59 +73,176 @@ static uint64_t rnd(uint64_t *s)
 	return *s * 2685821657736338717ULL;
 }
 
+/* The next block of the job's region, or -1 when one pass is done. */
+static long next_block(struct job *j, uint64_t *seed, size_t *next)
+{
+	const struct opts *o = j->o;
+	size_t blocks = o->size / o->bs;
+
+	if (o->rand)
+		return rnd(seed) % blocks;
+	if (!o->runtime && *next >= blocks)
+		return -1;
+	return (*next)++ % blocks;
+}
+
+/* Fill @buf with what device offset @off holds. */
+static void fill(struct job *j, char *buf, off_t off)
+{
+	/* The region repeats the data file; bs divides its size. */
+	memcpy(buf, j->data + off % j->o->data_len, j->o->bs);
+}
+
+static void record(struct job *j, double a, double b)
+{
+	if (j->ios < MAX_SAMPLES)
+		j->lat_ns[j->ios] = (uint32_t)((b - a) * 1e9);
+	j->ios++;
+	j->bytes += j->o->bs;
+}
+
+static int run_psync(struct job *j, int fd, off_t base, double end)
+{
+	const struct opts *o = j->o;
+	uint64_t seed = 0x9e3779b97f4a7c15ULL * (j->id + 1);
+	size_t next = 0;
+	char *buf;
+	int err = 0;
+
+	if (posix_memalign((void **)&buf, 4096, o->bs))
+		return ENOMEM;
+	for (;;) {
+		long blk = next_block(j, &seed, &next);
+		off_t off = base + (off_t)blk * o->bs;
+		ssize_t n;
+		double a, b;
+
+		if (blk < 0)
+			break;
+		if (o->write)
+			fill(j, buf, off);
+		a = now();
+		n = o->write ? pwrite(fd, buf, o->bs, off) : pread(fd, buf, o->bs, off);
+		b = now();
+		if (n != (ssize_t)o->bs) {
+			err = n < 0 ? errno : EIO;
+			break;
+		}
+		record(j, a, b);
+		if (o->runtime && b >= end)
+			break;
+	}
+	free(buf);
+	return err;
+}
+
+/* iodepth I/Os in flight through one io_uring; each slot has a buffer. */
+static int run_uring(struct job *j, int fd, off_t base, double end)
+{
+	const struct opts *o = j->o;
+	uint64_t seed = 0x9e3779b97f4a7c15ULL * (j->id + 1);
+	double started[MAX_DEPTH];
+	struct io_uring ring;
+	int inflight = 0, err = 0, stop = 0, slot, ret;
+	size_t next = 0;
+	char *bufs;
+
+	ret = io_uring_queue_init(o->iodepth, &ring, 0);
+	if (ret < 0)
+		return -ret;
+	if (posix_memalign((void **)&bufs, 4096, o->bs * o->iodepth)) {
+		io_uring_queue_exit(&ring);
+		return ENOMEM;
+	}
+	for (slot = 0; slot < o->iodepth; slot++) {
+		long blk = next_block(j, &seed, &next);
+		char *buf = bufs + slot * o->bs;
+		off_t off = base + (off_t)blk * o->bs;
+		struct io_uring_sqe *sqe;
+
+		if (blk < 0)
+			break;
+		sqe = io_uring_get_sqe(&ring);
+		if (o->write) {
+			fill(j, buf, off);
+			io_uring_prep_write(sqe, fd, buf, o->bs, off);
+		} else {
+			io_uring_prep_read(sqe, fd, buf, o->bs, off);
+		}
+		io_uring_sqe_set_data64(sqe, slot);
+		started[slot] = now();
+		inflight++;
+	}
+	io_uring_submit(&ring);
+	while (inflight) {
+		struct io_uring_cqe *cqe;
+		struct io_uring_sqe *sqe;
+		double b;
+		long blk;
+		off_t off;
+		char *buf;
+
+		ret = io_uring_wait_cqe(&ring, &cqe);
+		if (ret < 0) {
+			err = -ret;
+			break;
+		}
+		b = now();
+		slot = io_uring_cqe_get_data64(cqe);
+		if (cqe->res != (int)o->bs) {
+			err = cqe->res < 0 ? -cqe->res : EIO;
+			stop = 1;
+		} else {
+			record(j, started[slot], b);
+		}
+		io_uring_cqe_seen(&ring, cqe);
+		inflight--;
+		if (stop || (o->runtime && b >= end))
+			stop = 1;
+		blk = stop ? -1 : next_block(j, &seed, &next);
+		if (blk < 0)
+			continue;
+		buf = bufs + slot * o->bs;
+		off = base + (off_t)blk * o->bs;
+		sqe = io_uring_get_sqe(&ring);
+		if (o->write) {
+			fill(j, buf, off);
+			io_uring_prep_write(sqe, fd, buf, o->bs, off);
+		} else {
+			io_uring_prep_read(sqe, fd, buf, o->bs, off);
+		}
+		io_uring_sqe_set_data64(sqe, slot);
+		started[slot] = now();
+		inflight++;
+		io_uring_submit(&ring);
+	}
+	io_uring_queue_exit(&ring);
+	free(bufs);
+	return err;
+}
+
 static void *job_fn(void *arg)
 {
 	struct job *j = arg;
 	const struct opts *o = j->o;
-	size_t blocks = o->size / o->bs, next = 0;
-	uint64_t seed = 0x9e3779b97f4a7c15ULL * (j->id + 1);
 	off_t base = (off_t)j->id * o->size;
-	char *buf = NULL;
-	double t0, t1, end;
+	double t0;
 	int fd;
 
 	fd = open(o->dev, (o->write ? O_WRONLY : O_RDONLY) | O_DIRECT);
-	if (fd < 0 || posix_memalign((void **)&buf, 4096, o->bs)) {
+	if (fd < 0) {
 		j->err = errno;
 		pthread_barrier_wait(j->start);
 		return NULL;
 	}
 	pthread_barrier_wait(j->start);
 	t0 = now();
-	end = t0 + o->runtime;
-	for (;;) {
-		size_t blk = o->rand ? rnd(&seed) % blocks : next++ % blocks;
-		size_t off = blk * o->bs;	/* within the region */
-		ssize_t n;
-		double a, b;
-
-		if (!o->runtime && next > blocks)
-			break;
-		if (o->write) {
-			/* The region repeats the data file; bs divides its size. */
-			memcpy(buf, j->data + (base + off) % o->data_len, o->bs);
-			a = now();
-			n = pwrite(fd, buf, o->bs, base + off);
-		} else {
-			a = now();
-			n = pread(fd, buf, o->bs, base + off);
-		}
-		b = now();
-		if (n != (ssize_t)o->bs) {
-			j->err = n < 0 ? errno : EIO;
-			break;
-		}
-		if (j->ios < MAX_SAMPLES)
-			j->lat_ns[j->ios] = (uint32_t)((b - a) * 1e9);
-		j->ios++;
-		j->bytes += o->bs;
-		if (o->runtime && b >= end)
-			break;
-	}
-	t1 = now();
-	j->seconds = t1 - t0;
+	if (o->uring)
+		j->err = run_uring(j, fd, base, t0 + o->runtime);
+	else
+		j->err = run_psync(j, fd, base, t0 + o->runtime);
+	j->seconds = now() - t0;
 	close(fd);
-	free(buf);
 	return NULL;
 }
 
@@ -154,7 +273,8 @@ static size_t parse_size(const char *s)
 static void usage(void)
 {
 	fprintf(stderr, "usage: blkbench --dev DEV --data FILE --rw write|read|randwrite|randread "
-		"--bs BYTES [--jobs N] [--size BYTES] [--runtime SEC] [--label TEXT]\n");
+		"--bs BYTES [--jobs N] [--size BYTES] [--runtime SEC] "
+		"[--engine psync|io_uring] [--iodepth N] [--label TEXT]\n");
 	exit(2);
 }
 
@@ -165,9 +285,11 @@ int main(int argc, char **argv)
 		{ "rw", 1, NULL, 'r' }, { "bs", 1, NULL, 'b' },
 		{ "jobs", 1, NULL, 'j' }, { "size", 1, NULL, 's' },
 		{ "runtime", 1, NULL, 't' }, { "label", 1, NULL, 'l' },
+		{ "engine", 1, NULL, 'e' }, { "iodepth", 1, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .jobs = 1, .runtime = 5, .label = "" };
+	struct opts o = { .jobs = 1, .runtime = 5, .label = "", .engine = "psync",
+			  .iodepth = 32 };
 	struct job jobs[MAX_JOBS] = {};
 	pthread_t th[MAX_JOBS];
 	pthread_barrier_t start;
@@ -188,11 +310,17 @@ int main(int argc, char **argv)
 		case 's': o.size = parse_size(optarg); break;
 		case 't': o.runtime = atof(optarg); break;
 		case 'l': o.label = optarg; break;
+		case 'e': o.engine = optarg; break;
+		case 'q': o.iodepth = atoi(optarg); break;
 		default: usage();
 		}
 	}
 	if (!o.dev || !o.data || !o.rw || !o.bs || o.bs % 4096 || o.jobs < 1 ||
-	    o.jobs > MAX_JOBS || o.runtime < 0)
+	    o.jobs > MAX_JOBS || o.runtime < 0 || o.iodepth < 1 || o.iodepth > MAX_DEPTH)
+		usage();
+	if (!strcmp(o.engine, "io_uring"))
+		o.uring = 1;
+	else if (strcmp(o.engine, "psync"))
 		usage();
 	if (!strcmp(o.rw, "write") || !strcmp(o.rw, "randwrite"))
 		o.write = 1;
@@ -258,9 +386,10 @@ int main(int argc, char **argv)
 	}
 	qsort(all, n, sizeof(uint32_t), cmp_u32);
 	printf("{\"label\":\"%s\",\"dev\":\"%s\",\"rw\":\"%s\",\"bs\":%zu,\"jobs\":%d,"
-	       "\"ios\":%llu,\"bytes\":%llu,\"seconds\":%.3f,\"mb_per_s\":%.1f,"
+	       "\"engine\":\"%s\",\"iodepth\":%d,\"ios\":%llu,\"bytes\":%llu,\"seconds\":%.3f,\"mb_per_s\":%.1f,"
 	       "\"iops\":%.0f,\"lat_p50_us\":%.1f,\"lat_p99_us\":%.1f}\n",
-	       o.label, o.dev, o.rw, o.bs, o.jobs, (unsigned long long)ios,
+	       o.label, o.dev, o.rw, o.bs, o.jobs, o.engine, o.uring ? o.iodepth : 1,
+	       (unsigned long long)ios,
 	       (unsigned long long)bytes, secs, bytes / secs / 1e6, ios / secs,
 	       n ? all[n / 2] / 1e3 : 0, n ? all[n * 99 / 100] / 1e3 : 0);
 	return 0;

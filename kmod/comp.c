@@ -200,6 +200,8 @@ int hzram_comp_compress(struct hzram_strm *strm, const void *src,
 			unsigned int *dst_len)
 {
 	*dst_len = 2 * PAGE_SIZE;
+	if (hzram_fail_compress())
+		return -EIO;
 	return crypto_comp_compress(strm->tfm, src, PAGE_SIZE, strm->buffer,
 				    dst_len);
 }
@@ -222,6 +224,8 @@ int hzram_comp_decompress(struct hzram_comp *comp, const void *src,
 	unsigned int dst_len = PAGE_SIZE;
 	int ret;
 
+	if (hzram_fail_decompress())
+		return -EIO;
 	local_lock(&comp->strm->dlock);
 	ret = crypto_comp_decompress(this_cpu_ptr(comp->strm)->tfm, src,
 				     src_len, dst, &dst_len);

@@ -6,8 +6,8 @@
 #ifndef _HZRAM_COMPAT_H
 #define _HZRAM_COMPAT_H
 
-#include <linux/blk-mq.h>
 #include <linux/blkdev.h>
+#include <linux/pagemap.h>
 #include <linux/string.h>
 #include <linux/version.h>
 #include <linux/zsmalloc.h>
@@ -25,18 +25,17 @@
 
 /* Queue limits every hzram disk gets. */
 #define HZRAM_LOGICAL_BLOCK_SIZE	512	/* sub-page I/O is allowed */
-#define HZRAM_MAX_HW_SECTORS		(SZ_1M >> SECTOR_SHIFT)
-#define HZRAM_MAX_SEGMENTS		(SZ_1M >> PAGE_SHIFT)
 
 /**
- * hzram_alloc_disk() - allocate a blk-mq disk with hzram's queue limits
- * @set: the tag set, already allocated
- * @queuedata: stored in the request queue
+ * hzram_alloc_disk() - allocate a bio-based disk with hzram's queue limits
+ *
+ * Stable pages (a page under write is not changed until the write ends),
+ * non-rotational, no entropy; synchronous where the kernel has the flag
+ * (6.1 learns it from ->rw_page instead).
  *
  * Return: the disk, or an ERR_PTR.
  */
-static inline struct gendisk *hzram_alloc_disk(struct blk_mq_tag_set *set,
-					       void *queuedata)
+static inline struct gendisk *hzram_alloc_disk(void)
 {
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
 	struct queue_limits lim = {
@@ -44,8 +43,6 @@ static inline struct gendisk *hzram_alloc_disk(struct blk_mq_tag_set *set,
 		.physical_block_size	= PAGE_SIZE,
 		.io_min			= PAGE_SIZE,
 		.io_opt			= PAGE_SIZE,
-		.max_hw_sectors		= HZRAM_MAX_HW_SECTORS,
-		.max_segments		= HZRAM_MAX_SEGMENTS,
 		.discard_granularity	= PAGE_SIZE,
 		.max_hw_discard_sectors	= UINT_MAX,
 		.max_write_zeroes_sectors = UINT_MAX,
@@ -53,20 +50,18 @@ static inline struct gendisk *hzram_alloc_disk(struct blk_mq_tag_set *set,
 					  BLK_FEAT_SYNCHRONOUS,
 	};
 
-	return blk_mq_alloc_disk(set, &lim, queuedata);
+	return blk_alloc_disk(&lim, NUMA_NO_NODE);
 #else
-	struct gendisk *disk = blk_mq_alloc_disk(set, queuedata);
+	struct gendisk *disk = blk_alloc_disk(NUMA_NO_NODE);
 	struct request_queue *q;
 
-	if (IS_ERR(disk))
-		return disk;
+	if (IS_ERR_OR_NULL(disk))
+		return disk ? disk : ERR_PTR(-ENOMEM);
 	q = disk->queue;
 	blk_queue_logical_block_size(q, HZRAM_LOGICAL_BLOCK_SIZE);
 	blk_queue_physical_block_size(q, PAGE_SIZE);
 	blk_queue_io_min(q, PAGE_SIZE);
 	blk_queue_io_opt(q, PAGE_SIZE);
-	blk_queue_max_hw_sectors(q, HZRAM_MAX_HW_SECTORS);
-	blk_queue_max_segments(q, HZRAM_MAX_SEGMENTS);
 	q->limits.discard_granularity = PAGE_SIZE;
 	blk_queue_max_discard_sectors(q, UINT_MAX);
 	blk_queue_max_write_zeroes_sectors(q, UINT_MAX);
@@ -76,6 +71,37 @@ static inline struct gendisk *hzram_alloc_disk(struct blk_mq_tag_set *set,
 	return disk;
 #endif
 }
+
+/*
+ * ->rw_page: until 6.3, swap reads and writes a page through it without a
+ * bio, and a device that has it gets SWP_SYNCHRONOUS_IO (6.12 has
+ * BLK_FEAT_SYNCHRONOUS instead). HZRAM_DEFINE_RW_PAGE(name) defines the
+ * method @name around hzram_rw_page(), with the disk's I/O accounting;
+ * HZRAM_RW_PAGE_OP(name) is its line in block_device_operations.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
+#define HZRAM_DEFINE_RW_PAGE(name)					\
+	static int name(struct block_device *bdev, sector_t sector,	\
+			struct page *page, enum req_op op)		\
+	{								\
+		unsigned long start;					\
+		int ret;						\
+									\
+		start = bdev_start_io_acct(bdev->bd_disk->part0,	\
+					   PAGE_SECTORS, op, jiffies);	\
+		ret = hzram_rw_page(bdev->bd_disk->private_data, sector,\
+				    page, op_is_write(op));		\
+		bdev_end_io_acct(bdev->bd_disk->part0, op, start);	\
+		/* On error the caller unlocks, and retries with a bio. */ \
+		if (!ret)						\
+			page_endio(page, op_is_write(op), 0);		\
+		return ret;						\
+	}
+#define HZRAM_RW_PAGE_OP(name)	.rw_page = name,
+#else
+#define HZRAM_DEFINE_RW_PAGE(name)
+#define HZRAM_RW_PAGE_OP(name)
+#endif
 
 /*
  * block_device_operations.open: the first argument became the gendisk in
@@ -94,16 +120,6 @@ static inline struct gendisk *hzram_alloc_disk(struct blk_mq_tag_set *set,
 	{								\
 		return fn(bdev->bd_disk);				\
 	}
-#endif
-
-/*
- * ->queue_rqs() takes a struct rq_list since 6.13, and in 6.12 stable
- * kernels that have the backport; Kbuild probes the header for it.
- */
-#ifdef HZRAM_HAVE_RQ_LIST
-typedef struct rq_list hzram_rq_list;
-#else
-typedef struct request *hzram_rq_list;
 #endif
 
 /* Class attribute methods take const pointers since 6.4. */

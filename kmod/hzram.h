@@ -10,9 +10,10 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
-#include <linux/blk-mq.h>
+#include <linux/blkdev.h>
 #include <linux/crypto.h>
 #include <linux/local_lock.h>
+#include <linux/lockdep.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/rwsem.h>
@@ -47,6 +48,13 @@ enum hzram_slot_bit {
 struct hzram_slot {
 	unsigned long handle;	/* zsmalloc handle, or the fill word if SAME */
 	unsigned long flags;	/* size (bytes) | BIT(enum hzram_slot_bit) */
+};
+
+/* An encoded page on its way into a slot (io.c). */
+struct hzram_enc {
+	unsigned long handle;	/* zsmalloc object; 0: a same-filled page */
+	unsigned int len;	/* bytes in the object; PAGE_SIZE: raw */
+	unsigned long word;	/* the fill word when handle is 0 */
 };
 
 /* Counters behind mm_stat, io_stat and debug_stat. */
@@ -92,8 +100,11 @@ struct hzram {
 	struct hzram_slot *table;	/* one per page, each under its own lock */
 	struct zs_pool *mem_pool;
 	struct hzram_comp *comp;
-	u64 disksize;			/* bytes; 0 until initialised */
+	/* Bytes; 0 until initialised. Set last, with release semantics. */
+	u64 disksize;
 	size_t huge_class_size;		/* bytes; larger pages are stored raw */
+	/* What lockdep knows of the slot locks (one class for all). */
+	struct lockdep_map slot_dep_map;
 
 	/* Protects the fields above against sysfs; I/O needs no lock. */
 	struct rw_semaphore init_lock;
@@ -102,7 +113,6 @@ struct hzram {
 	struct hzram_stats stats;
 
 	struct gendisk *disk;
-	struct blk_mq_tag_set tag_set;
 	/* Reset or removal in progress: opens fail. Under disk->open_mutex. */
 	bool claim;
 	bool removing;
@@ -134,10 +144,25 @@ int hzram_comp_decompress(struct hzram_comp *comp, const void *src,
 			  unsigned int src_len, void *dst);
 
 /* io.c */
-extern const struct blk_mq_ops hzram_mq_ops;
+void hzram_submit_bio(struct bio *bio);
+int hzram_rw_page(struct hzram *hz, sector_t sector, struct page *page,
+		  bool write);
 int hzram_meta_alloc(struct hzram *hz, u64 disksize);
 void hzram_meta_free(struct hzram *hz, u64 disksize);
 void hzram_slot_free_notify(struct block_device *bdev, unsigned long index);
+
+/* fault.c: injected failures, where the kernel has fault injection. */
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+bool hzram_fail_compress(void);
+bool hzram_fail_decompress(void);
+void hzram_fault_init(void);
+void hzram_fault_exit(void);
+#else
+static inline bool hzram_fail_compress(void) { return false; }
+static inline bool hzram_fail_decompress(void) { return false; }
+static inline void hzram_fault_init(void) { }
+static inline void hzram_fault_exit(void) { }
+#endif
 
 /* sysfs.c */
 extern const struct attribute_group *hzram_disk_groups[];

@@ -2,36 +2,60 @@
 /*
  * hzram: the page store and the I/O path.
  *
- * Each page of the device has a slot (struct hzram_slot) with a sleepable
- * bit lock. Requests are served synchronously in ->queue_rq (the queue is
- * BLK_MQ_F_BLOCKING): a write locks the slot, takes the CPU's compression
- * stream, compresses and commits; a read locks the slot and decodes.
- * Lock order: slot lock, then stream mutex, then zsmalloc mapping.
+ * hzram is a bio-based driver, as zram is: ->submit_bio serves each bio
+ * inline, in the context of the task that submitted it, page by page.
  *
- * hzram_slot_install() is the single place where encoded page data enters
- * the store; pages compressed outside the kernel will come in there too.
+ * Each page of the device has a slot (struct hzram_slot) with a sleepable
+ * bit lock, known to lockdep as "hzram->table[index].lock". The lock is
+ * held only to read a slot, to change what it holds, or for the whole
+ * read-modify-write of a sub-page write:
+ *
+ *  - a full-page write encodes the page first, without the slot lock (the
+ *    block layer keeps the page stable: BLK_FEAT_STABLE_WRITES), into a
+ *    new zsmalloc object, then takes the lock only to install it;
+ *  - a sub-page write holds the lock from loading the old page to
+ *    installing the merged one, so that writes to other parts of the page
+ *    are never lost;
+ *  - a read holds the lock while it decodes.
+ *
+ * Lock order: slot lock, then the CPU's stream mutex, then the zsmalloc
+ * mapping and the decompression local lock.
+ *
+ * Encoded data enters the store in one place, __hzram_slot_install(), and
+ * only from an object made by hzram_obj_fill(); the pages the userspace
+ * helper compresses will come in the same way.
  */
 #include "hzram.h"
 
+#include <linux/bio.h>
 #include <linux/highmem.h>
 #include <linux/sched/mm.h>
 #include <linux/vmalloc.h>
 #include <linux/wait_bit.h>
 
-/* Slot lock: a bit in the flags word; sleeps, like a mutex, when held. */
+/* One lockdep class for the slot locks of every device. */
+static struct lock_class_key hzram_slot_lock_key;
+
 static void hzram_slot_lock(struct hzram *hz, u32 index)
 {
+	mutex_acquire(&hz->slot_dep_map, 0, 0, _RET_IP_);
 	wait_on_bit_lock(&hz->table[index].flags, HZRAM_SLOT_LOCK,
 			 TASK_UNINTERRUPTIBLE);
+	lock_acquired(&hz->slot_dep_map, _RET_IP_);
 }
 
 static bool hzram_slot_trylock(struct hzram *hz, u32 index)
 {
-	return !test_and_set_bit_lock(HZRAM_SLOT_LOCK, &hz->table[index].flags);
+	if (test_and_set_bit_lock(HZRAM_SLOT_LOCK, &hz->table[index].flags))
+		return false;
+	mutex_acquire(&hz->slot_dep_map, 0, 1, _RET_IP_);
+	lock_acquired(&hz->slot_dep_map, _RET_IP_);
+	return true;
 }
 
 static void hzram_slot_unlock(struct hzram *hz, u32 index)
 {
+	mutex_release(&hz->slot_dep_map, _RET_IP_);
 	clear_and_wake_up_bit(HZRAM_SLOT_LOCK, &hz->table[index].flags);
 }
 
@@ -88,12 +112,27 @@ static void hzram_slot_free(struct hzram *hz, u32 index)
 	hzram_slot_set(hz, index, 0, 0, 0);
 }
 
-static void hzram_slot_store_same(struct hzram *hz, u32 index,
-				  unsigned long word)
+/*
+ * Make @enc the content of slot @index, freeing what it held; the slot
+ * lock is held. @enc's object now belongs to the slot.
+ */
+static void __hzram_slot_install(struct hzram *hz, u32 index,
+				 const struct hzram_enc *enc)
 {
 	hzram_slot_free(hz, index);
-	hzram_slot_set(hz, index, word, 0, BIT(HZRAM_SLOT_SAME));
-	atomic64_inc(&hz->stats.same_pages);
+	if (!enc->handle) {
+		hzram_slot_set(hz, index, enc->word, 0, BIT(HZRAM_SLOT_SAME));
+		atomic64_inc(&hz->stats.same_pages);
+	} else if (enc->len == PAGE_SIZE) {
+		hzram_slot_set(hz, index, enc->handle, enc->len,
+			       BIT(HZRAM_SLOT_HUGE));
+		atomic64_inc(&hz->stats.huge_pages);
+		atomic64_inc(&hz->stats.huge_pages_since);
+	} else {
+		hzram_slot_set(hz, index, enc->handle, enc->len, 0);
+	}
+	if (enc->handle)
+		atomic64_add(enc->len, &hz->stats.compr_data_size);
 	atomic64_inc(&hz->stats.pages_stored);
 }
 
@@ -128,13 +167,12 @@ static unsigned long hzram_zs_alloc_nowait(struct hzram *hz, unsigned int len,
 }
 
 /*
- * Put @len bytes of encoded page data in the object @handle (of @len
- * bytes) and make it slot @index's content, freeing the previous one. The
- * caller holds the slot lock. Enforces mem_limit: past it, @handle is
- * freed, the slot is unchanged and -ENOMEM returned.
+ * Copy @len bytes of encoded page data into the new object @handle of
+ * @len bytes. Enforces mem_limit: past it, @handle is freed and -ENOMEM
+ * returned.
  */
-static int hzram_slot_install(struct hzram *hz, u32 index, unsigned long handle,
-			      const void *data, unsigned int len)
+static int hzram_obj_fill(struct hzram *hz, unsigned long handle,
+			  const void *data, unsigned int len)
 {
 	unsigned long used = zs_get_total_pages(hz->mem_pool);
 	unsigned long limit = READ_ONCE(hz->limit_pages);
@@ -145,16 +183,6 @@ static int hzram_slot_install(struct hzram *hz, u32 index, unsigned long handle,
 		return -ENOMEM;
 	}
 	hzram_zs_write(hz->mem_pool, handle, data, len);
-	hzram_slot_free(hz, index);
-	if (len == PAGE_SIZE) {
-		hzram_slot_set(hz, index, handle, len, BIT(HZRAM_SLOT_HUGE));
-		atomic64_inc(&hz->stats.huge_pages);
-		atomic64_inc(&hz->stats.huge_pages_since);
-	} else {
-		hzram_slot_set(hz, index, handle, len, 0);
-	}
-	atomic64_add(len, &hz->stats.compr_data_size);
-	atomic64_inc(&hz->stats.pages_stored);
 	return 0;
 }
 
@@ -172,6 +200,77 @@ static bool hzram_page_same_filled(const void *ptr, unsigned long *word)
 			return false;
 	*word = val;
 	return true;
+}
+
+/*
+ * Encode the page at @src (PAGE_SIZE bytes, which must not change
+ * meanwhile) into @enc: its fill word, or a new object holding it
+ * compressed, or raw if it does not compress below the huge class. Needs
+ * no slot lock. When memory is short and the write is not a swap-out, it
+ * lets go of the stream, waits for an object of the size it needs, and
+ * compresses again (the same bytes compress to the same size).
+ *
+ * Return: 0; -ENOMEM without memory or past mem_limit; or the
+ * compressor's error. On error nothing is left allocated.
+ */
+static int hzram_encode(struct hzram *hz, const void *src, bool swap,
+			struct hzram_enc *enc)
+{
+	unsigned long waited = 0;	/* an object allocated while waiting */
+	unsigned int waited_len = 0;
+	int ret;
+
+	if (hzram_page_same_filled(src, &enc->word)) {
+		enc->handle = 0;
+		enc->len = 0;
+		return 0;
+	}
+	for (;;) {
+		struct hzram_strm *strm = hzram_strm_get(hz->comp);
+		unsigned long handle;
+		const void *data;
+		unsigned int len;
+
+		ret = hzram_comp_compress(strm, src, &len);
+		if (ret) {
+			hzram_strm_put(strm);
+			pr_err_ratelimited("%s: compression failed: %d\n",
+					   hz->disk->disk_name, ret);
+			break;
+		}
+		data = strm->buffer;
+		/* Pages that do not compress below the huge class go in raw. */
+		if (len >= hz->huge_class_size) {
+			data = src;
+			len = PAGE_SIZE;
+		}
+		if (waited && waited_len != len) {
+			zs_free(hz->mem_pool, waited);
+			waited = 0;
+		}
+		handle = waited ? waited : hzram_zs_alloc_nowait(hz, len, swap);
+		waited = 0;
+		if (!IS_ERR_VALUE(handle)) {
+			ret = hzram_obj_fill(hz, handle, data, len);
+			hzram_strm_put(strm);
+			enc->handle = handle;
+			enc->len = len;
+			return ret;
+		}
+		hzram_strm_put(strm);
+		atomic64_inc(&hz->stats.writestall);
+		/* A swap-out fails: the page stays in memory. */
+		if (swap)
+			return -ENOMEM;
+		handle = zs_malloc(hz->mem_pool, len, HZRAM_GFP_WAIT);
+		if (IS_ERR_VALUE(handle))
+			return -ENOMEM;
+		waited = handle;
+		waited_len = len;
+	}
+	if (waited)
+		zs_free(hz->mem_pool, waited);
+	return ret;
 }
 
 /* Decode slot @index into @dst (PAGE_SIZE bytes); the slot lock is held. */
@@ -199,105 +298,63 @@ static int __hzram_load(struct hzram *hz, u32 index, void *dst)
 	return ret;
 }
 
-/* What the I/O path needs to know about the request it serves. */
-struct hzram_io {
-	bool write;
-	bool swap;	/* REQ_SWAP: see hzram_zs_alloc_nowait() */
-};
-
-/*
- * Write @len bytes from @mem at byte @off of page @index; the caller holds
- * the slot lock. A sub-page write merges into the stored page in the
- * stream's scratch page first. When memory is short and the write is not
- * a swap-out, it lets go of the stream, waits for an object of the size it
- * needs, and does it all again (the same bytes compress to the same size).
- */
-static int hzram_write_locked(struct hzram *hz, u32 index, unsigned int off,
-			      const void *mem, unsigned int len, bool swap)
+/* Write the whole page @index from @src (stable while we use it). */
+static int hzram_write_page(struct hzram *hz, u32 index, const void *src,
+			    bool swap)
 {
-	unsigned long waited = 0;	/* an object allocated while waiting */
-	unsigned int waited_len = 0;
+	struct hzram_enc enc;
 	int ret;
 
-	for (;;) {
-		struct hzram_strm *strm = hzram_strm_get(hz->comp);
-		const void *src = mem, *data;
-		unsigned long word, handle;
-		unsigned int clen;
-
-		if (len != PAGE_SIZE) {
-			ret = __hzram_load(hz, index, strm->scratch);
-			if (ret)
-				goto out_put;
-			memcpy(strm->scratch + off, mem, len);
-			src = strm->scratch;
-		}
-		if (hzram_page_same_filled(src, &word)) {
-			hzram_slot_store_same(hz, index, word);
-			ret = 0;
-			goto out_put;
-		}
-		ret = hzram_comp_compress(strm, src, &clen);
-		if (ret) {
-			pr_err_ratelimited("%s: compression failed: %d\n",
-					   hz->disk->disk_name, ret);
-			goto out_put;
-		}
-		/* Pages that do not compress below the huge class go in raw. */
-		if (clen >= hz->huge_class_size) {
-			data = src;
-			clen = PAGE_SIZE;
-		} else {
-			data = strm->buffer;
-		}
-
-		if (waited && waited_len == clen) {
-			handle = waited;
-		} else {
-			if (waited)
-				zs_free(hz->mem_pool, waited);
-			handle = hzram_zs_alloc_nowait(hz, clen, swap);
-		}
-		waited = 0;
-		if (!IS_ERR_VALUE(handle)) {
-			ret = hzram_slot_install(hz, index, handle, data, clen);
-			goto out_put;
-		}
-		atomic64_inc(&hz->stats.writestall);
-		if (swap) {
-			ret = -ENOMEM;	/* the page stays in memory */
-			goto out_put;
-		}
-		hzram_strm_put(strm);
-		handle = zs_malloc(hz->mem_pool, clen, HZRAM_GFP_WAIT);
-		if (IS_ERR_VALUE(handle))
-			return -ENOMEM;
-		waited = handle;
-		waited_len = clen;
-		continue;
-out_put:
-		hzram_strm_put(strm);
+	ret = hzram_encode(hz, src, swap, &enc);
+	if (ret)
 		return ret;
-	}
+	hzram_slot_lock(hz, index);
+	__hzram_slot_install(hz, index, &enc);
+	hzram_slot_unlock(hz, index);
+	return 0;
 }
 
 /*
- * Read or write @len bytes at byte @off of device page @index, from or to
- * @page at @page_off, under the slot lock: writes to other parts of the
- * page are never lost.
+ * Write @len bytes from @mem at byte @off of page @index: load, merge,
+ * encode and install under the slot lock. The merge page is allocated
+ * here, as zram does: sub-page writes never come from swap.
  */
-static int hzram_rw_page(struct hzram *hz, u32 index, unsigned int off,
-			 struct page *page, unsigned int page_off,
-			 unsigned int len, const struct hzram_io *io)
+static int hzram_write_partial(struct hzram *hz, u32 index, unsigned int off,
+			       const void *mem, unsigned int len)
 {
-	void *mem = kmap_local_page(page) + page_off;
+	struct page *page = alloc_page(GFP_NOIO | __GFP_NOWARN);
+	struct hzram_enc enc;
+	void *buf;
+	int ret;
+
+	if (!page)
+		return -ENOMEM;
+	buf = page_address(page);
+	hzram_slot_lock(hz, index);
+	ret = __hzram_load(hz, index, buf);
+	if (!ret) {
+		memcpy(buf + off, mem, len);
+		ret = hzram_encode(hz, buf, false, &enc);
+	}
+	if (!ret)
+		__hzram_slot_install(hz, index, &enc);
+	hzram_slot_unlock(hz, index);
+	__free_page(page);
+	return ret;
+}
+
+/*
+ * Read @len bytes at byte @off of page @index into @mem. A sub-page read
+ * decodes into the stream's scratch page: reads never allocate.
+ */
+static int hzram_read(struct hzram *hz, u32 index, unsigned int off, void *mem,
+		      unsigned int len)
+{
 	struct hzram_strm *strm;
 	int ret;
 
 	hzram_slot_lock(hz, index);
-	if (io->write) {
-		ret = hzram_write_locked(hz, index, off, mem, len, io->swap);
-	} else if (len == PAGE_SIZE) {
+	if (len == PAGE_SIZE) {
 		ret = __hzram_load(hz, index, mem);
 	} else {
 		strm = hzram_strm_get(hz->comp);
@@ -307,39 +364,15 @@ static int hzram_rw_page(struct hzram *hz, u32 index, unsigned int off,
 		hzram_strm_put(strm);
 	}
 	hzram_slot_unlock(hz, index);
-	kunmap_local(mem);
 	return ret;
 }
 
-static int hzram_rw_bvec(struct hzram *hz, const struct bio_vec *bv,
-			 u64 pos, const struct hzram_io *io)
+static int hzram_write(struct hzram *hz, u32 index, unsigned int off,
+		       const void *mem, unsigned int len, bool swap)
 {
-	unsigned int done = 0;
-
-	while (done < bv->bv_len) {
-		u32 index = pos >> PAGE_SHIFT;
-		unsigned int off = offset_in_page(pos);
-		unsigned int len = min_t(unsigned int, bv->bv_len - done,
-					 PAGE_SIZE - off);
-		int ret;
-
-		ret = hzram_rw_page(hz, index, off, bv->bv_page,
-				    bv->bv_offset + done, len, io);
-		if (ret)
-			return ret;
-		done += len;
-		pos += len;
-	}
-	return 0;
-}
-
-/* Zero @len bytes at byte @off of page @index (a sub-page write of zeros). */
-static int hzram_zero_partial(struct hzram *hz, u32 index, unsigned int off,
-			      unsigned int len)
-{
-	static const struct hzram_io io = { .write = true };
-
-	return hzram_rw_page(hz, index, off, ZERO_PAGE(0), 0, len, &io);
+	if (len == PAGE_SIZE)
+		return hzram_write_page(hz, index, mem, swap);
+	return hzram_write_partial(hz, index, off, mem, len);
 }
 
 /*
@@ -348,6 +381,7 @@ static int hzram_zero_partial(struct hzram *hz, u32 index, unsigned int off,
  */
 static int hzram_free_range(struct hzram *hz, u64 pos, u64 len, bool zero)
 {
+	const void *zeros = page_address(ZERO_PAGE(0));
 	u64 end = pos + len;
 	u32 index;
 	int ret;
@@ -356,9 +390,9 @@ static int hzram_free_range(struct hzram *hz, u64 pos, u64 len, bool zero)
 		u64 head_end = min_t(u64, end, round_up(pos + 1, PAGE_SIZE));
 
 		if (zero) {
-			ret = hzram_zero_partial(hz, pos >> PAGE_SHIFT,
-						 offset_in_page(pos),
-						 head_end - pos);
+			ret = hzram_write_partial(hz, pos >> PAGE_SHIFT,
+						  offset_in_page(pos), zeros,
+						  head_end - pos);
 			if (ret)
 				return ret;
 		}
@@ -372,83 +406,133 @@ static int hzram_free_range(struct hzram *hz, u64 pos, u64 len, bool zero)
 		cond_resched();
 	}
 	if (pos < end && zero)
-		return hzram_zero_partial(hz, index, 0, end - pos);
+		return hzram_write_partial(hz, index, 0, zeros, end - pos);
 	return 0;
 }
 
-static blk_status_t hzram_handle_rq(struct hzram *hz, struct request *rq)
+/* True, and counted, if bytes [@pos, @pos + @len) are not on the device. */
+static bool hzram_invalid_io(struct hzram *hz, u64 pos, u64 len)
 {
-	u64 pos = (u64)blk_rq_pos(rq) << SECTOR_SHIFT;
-	u64 bytes = blk_rq_bytes(rq);
-	struct hzram_io io = {
-		.write = op_is_write(req_op(rq)),
-		.swap = rq->cmd_flags & REQ_SWAP,
-	};
-	struct req_iterator iter;
-	struct bio_vec bv;
-	int ret = 0;
+	/* Pairs with the release in disksize_store(): the table is there. */
+	u64 disksize = smp_load_acquire(&hz->disksize);
 
-	if (req_op(rq) == REQ_OP_FLUSH)
-		return BLK_STS_OK;
-	if (unlikely(!hzram_init_done(hz) || pos + bytes > hz->disksize)) {
-		atomic64_inc(&hz->stats.invalid_io);
-		return BLK_STS_IOERR;
+	if (likely(disksize && pos + len <= disksize && pos + len >= pos))
+		return false;
+	atomic64_inc(&hz->stats.invalid_io);
+	return true;
+}
+
+/* Reads and writes, one page (or the part of one in the bio) at a time. */
+static blk_status_t hzram_bio_rw(struct hzram *hz, struct bio *bio)
+{
+	struct bvec_iter iter = bio->bi_iter;
+	bool write = op_is_write(bio_op(bio));
+	bool swap = bio->bi_opf & REQ_SWAP;
+
+	while (iter.bi_size) {
+		u64 pos = (u64)iter.bi_sector << SECTOR_SHIFT;
+		u32 index = pos >> PAGE_SHIFT;
+		unsigned int off = offset_in_page(pos);
+		struct bio_vec bv = bio_iter_iovec(bio, iter);
+		void *mem;
+		int ret;
+
+		bv.bv_len = min_t(u32, bv.bv_len, PAGE_SIZE - off);
+		mem = bvec_kmap_local(&bv);
+		if (write)
+			ret = hzram_write(hz, index, off, mem, bv.bv_len, swap);
+		else
+			ret = hzram_read(hz, index, off, mem, bv.bv_len);
+		kunmap_local(mem);
+		if (unlikely(ret)) {
+			/* Out of memory or past mem_limit included. */
+			atomic64_inc(write ? &hz->stats.failed_writes :
+					     &hz->stats.failed_reads);
+			return BLK_STS_IOERR;
+		}
+		if (!write)
+			flush_dcache_page(bv.bv_page);
+		bio_advance_iter_single(bio, &iter, bv.bv_len);
 	}
+	return BLK_STS_OK;
+}
 
-	switch (req_op(rq)) {
+/**
+ * hzram_submit_bio() - serve a bio, inline in the submitter's context
+ * @bio: a read, write, discard or write-zeroes bio for an hzram disk
+ *
+ * The block layer has stripped flushes (the device has no write cache)
+ * and checked that the bio is within the disk's capacity.
+ */
+void hzram_submit_bio(struct bio *bio)
+{
+	struct hzram *hz = bio->bi_bdev->bd_disk->private_data;
+	u64 pos = (u64)bio->bi_iter.bi_sector << SECTOR_SHIFT;
+	u64 len = bio->bi_iter.bi_size;
+	unsigned long start;
+
+	if (unlikely(hzram_invalid_io(hz, pos, len))) {
+		bio_io_error(bio);
+		return;
+	}
+	switch (bio_op(bio)) {
 	case REQ_OP_READ:
 	case REQ_OP_WRITE:
-		rq_for_each_segment(bv, rq, iter) {
-			ret = hzram_rw_bvec(hz, &bv, pos, &io);
-			if (ret)
-				break;
-			pos += bv.bv_len;
-		}
+		start = bio_start_io_acct(bio);
+		bio->bi_status = hzram_bio_rw(hz, bio);
+		bio_end_io_acct(bio, start);
 		break;
 	case REQ_OP_DISCARD:
-		ret = hzram_free_range(hz, pos, bytes, false);
-		break;
 	case REQ_OP_WRITE_ZEROES:
-		ret = hzram_free_range(hz, pos, bytes, true);
+		if (hzram_free_range(hz, pos, len,
+				     bio_op(bio) == REQ_OP_WRITE_ZEROES)) {
+			atomic64_inc(&hz->stats.failed_writes);
+			bio->bi_status = BLK_STS_IOERR;
+		}
 		break;
 	default:
-		return BLK_STS_NOTSUPP;
+		/* The queue limits advertise nothing else. */
+		WARN_ON_ONCE(1);
+		bio->bi_status = BLK_STS_NOTSUPP;
+		break;
 	}
-	if (ret) {
-		/* Out of memory or past mem_limit included: an I/O error. */
-		atomic64_inc(io.write ? &hz->stats.failed_writes :
-					&hz->stats.failed_reads);
-		return BLK_STS_IOERR;
-	}
-	return BLK_STS_OK;
+	bio_endio(bio);
 }
 
-static blk_status_t hzram_queue_rq(struct blk_mq_hw_ctx *hctx,
-				   const struct blk_mq_queue_data *bd)
+/**
+ * hzram_rw_page() - synchronous I/O of one whole page, without a bio
+ * @hz: the device
+ * @sector: where the page is on the device (512-byte sectors)
+ * @page: the page to read into or write from
+ * @write: the direction
+ *
+ * Swap's synchronous path on the kernels that have ->rw_page (compat.h
+ * wires it up). A write that is not a swap-out may wait for memory.
+ *
+ * Return: 0, or a negative errno; the caller then retries with a bio.
+ */
+int hzram_rw_page(struct hzram *hz, sector_t sector, struct page *page,
+		  bool write)
 {
-	struct hzram *hz = hctx->queue->queuedata;
-	struct request *rq = bd->rq;
+	u64 pos = (u64)sector << SECTOR_SHIFT;
+	void *mem;
+	int ret;
 
-	blk_mq_start_request(rq);
-	blk_mq_end_request(rq, hzram_handle_rq(hz, rq));
-	return BLK_STS_OK;
+	if (PageTransHuge(page) || offset_in_page(pos))
+		return -EOPNOTSUPP;
+	if (hzram_invalid_io(hz, pos, PAGE_SIZE))
+		return -EINVAL;
+	mem = kmap_local_page(page);
+	if (write)
+		ret = hzram_write_page(hz, pos >> PAGE_SHIFT, mem,
+				       folio_test_swapcache(page_folio(page)));
+	else
+		ret = hzram_read(hz, pos >> PAGE_SHIFT, 0, mem, PAGE_SIZE);
+	kunmap_local(mem);
+	if (!ret && !write)
+		flush_dcache_page(page);
+	return ret;
 }
-
-/* A plug's worth of requests at once: cheaper than one ->queue_rq each. */
-static void hzram_queue_rqs(hzram_rq_list *rqlist)
-{
-	struct request *rq;
-
-	while ((rq = rq_list_pop(rqlist))) {
-		blk_mq_start_request(rq);
-		blk_mq_end_request(rq, hzram_handle_rq(rq->q->queuedata, rq));
-	}
-}
-
-const struct blk_mq_ops hzram_mq_ops = {
-	.queue_rq	= hzram_queue_rq,
-	.queue_rqs	= hzram_queue_rqs,
-};
 
 /*
  * Swap tells us a slot is free before it rewrites it: free it now. Called
@@ -490,6 +574,8 @@ int hzram_meta_alloc(struct hzram *hz, u64 disksize)
 		return -ENOMEM;
 	}
 	hz->huge_class_size = zs_huge_class_size(hz->mem_pool);
+	lockdep_init_map(&hz->slot_dep_map, "hzram->table[index].lock",
+			 &hzram_slot_lock_key, 0);
 	return 0;
 }
 

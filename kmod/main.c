@@ -29,24 +29,15 @@ static int hzram_open_disk(struct gendisk *disk)
 	return hz->claim || hz->removing ? -EBUSY : 0;
 }
 HZRAM_DEFINE_OPEN(hzram_open, hzram_open_disk)
+HZRAM_DEFINE_RW_PAGE(hzram_rw_page_op)
 
 static const struct block_device_operations hzram_devops = {
 	.owner			= THIS_MODULE,
 	.open			= hzram_open,
+	.submit_bio		= hzram_submit_bio,
+	HZRAM_RW_PAGE_OP(hzram_rw_page_op)
 	.swap_slot_free_notify	= hzram_slot_free_notify,
 };
-
-static int hzram_init_tag_set(struct blk_mq_tag_set *set)
-{
-	set->ops = &hzram_mq_ops;
-	set->nr_hw_queues = min_t(unsigned int, nr_cpu_ids, 64);
-	set->queue_depth = 128;
-	set->numa_node = NUMA_NO_NODE;
-	/* ->queue_rq sleeps on slot locks, stream mutexes and allocations. */
-	set->flags = BLK_MQ_F_SHOULD_MERGE | BLK_MQ_F_BLOCKING |
-		     BLK_MQ_F_NO_SCHED_BY_DEFAULT;
-	return blk_mq_alloc_tag_set(set);
-}
 
 /**
  * hzram_add() - create a device, uninitialised (disksize 0)
@@ -74,13 +65,10 @@ static int hzram_add(void)
 	strscpy(hz->comp_algorithm, HZRAM_DEFAULT_COMP,
 		sizeof(hz->comp_algorithm));
 
-	ret = hzram_init_tag_set(&hz->tag_set);
-	if (ret)
-		goto err_remove_idr;
-	disk = hzram_alloc_disk(&hz->tag_set, hz);
+	disk = hzram_alloc_disk();
 	if (IS_ERR(disk)) {
 		ret = PTR_ERR(disk);
-		goto err_free_tag_set;
+		goto err_remove_idr;
 	}
 	hz->disk = disk;
 	disk->major = hzram_major;
@@ -102,8 +90,6 @@ static int hzram_add(void)
 
 err_put_disk:
 	put_disk(disk);
-err_free_tag_set:
-	blk_mq_free_tag_set(&hz->tag_set);
 err_remove_idr:
 	idr_remove(&hzram_index_idr, hz->id);
 err_free_hz:
@@ -146,7 +132,6 @@ static int hzram_remove(struct hzram *hz)
 	/* disksize may have been set between the reset and del_gendisk(). */
 	hzram_reset_device(hz);
 	put_disk(disk);
-	blk_mq_free_tag_set(&hz->tag_set);
 	kfree(hz);
 	return 0;
 }
@@ -236,11 +221,12 @@ static int __init hzram_init(void)
 	ret = hzram_comp_init();
 	if (ret)
 		return ret;
+	hzram_fault_init();
 	hzram_major = register_blkdev(0, HZRAM_DEVICE_PREFIX);
 	if (hzram_major <= 0) {
 		pr_err("cannot get a major number\n");
 		ret = -EBUSY;
-		goto err_comp_exit;
+		goto err_fault_exit;
 	}
 
 	mutex_lock(&hzram_index_mutex);
@@ -264,7 +250,8 @@ static int __init hzram_init(void)
 err_destroy_devices:
 	hzram_destroy_devices();
 	unregister_blkdev(hzram_major, HZRAM_DEVICE_PREFIX);
-err_comp_exit:
+err_fault_exit:
+	hzram_fault_exit();
 	hzram_comp_exit();
 	return ret;
 }
@@ -275,6 +262,7 @@ static void __exit hzram_exit(void)
 	class_unregister(&hzram_control_class);
 	hzram_destroy_devices();
 	unregister_blkdev(hzram_major, HZRAM_DEVICE_PREFIX);
+	hzram_fault_exit();
 	hzram_comp_exit();
 }
 

@@ -98,7 +98,8 @@ static ssize_t disksize_store(struct device *dev, struct device_attribute *attr,
 		goto out_free_meta;
 	}
 	hz->comp = comp;
-	hz->disksize = disksize;
+	/* Pairs with the acquire in the I/O path: table and comp are set. */
+	smp_store_release(&hz->disksize, disksize);
 	set_capacity_and_notify(hz->disk, disksize >> SECTOR_SHIFT);
 	up_write(&hz->init_lock);
 	return len;
