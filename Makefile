@@ -18,7 +18,7 @@
 #   make dkms-uninstall  remove it
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
-VM_KERNELS ?= 6.1 6.12
+VM_KERNELS ?= 6.1 6.12 6.12-debug
 
 .PHONY: all kmod clean-kmod clean check demo bench deps dkms-install dkms-uninstall \
 	userhelper fuzz fuzz-run linux-source corpus hzbench gpu-bundle

@@ -58,61 +58,84 @@ ssize_t hzram_comp_available_show(const char *cur, char *buf)
 	return sz;
 }
 
-static void hzram_strm_free(struct hzram_strm *strm)
+/* What a stream owns: set and cleared under its mutex. */
+struct hzram_strm_mem {
+	struct crypto_comp *tfm;
+	void *buffer;
+	void *scratch;
+};
+
+static void hzram_strm_mem_free(struct hzram_strm_mem *m)
 {
-	if (!IS_ERR_OR_NULL(strm->tfm))
-		crypto_free_comp(strm->tfm);
-	free_page((unsigned long)strm->scratch);
-	vfree(strm->buffer);
-	strm->tfm = NULL;
-	strm->buffer = NULL;
-	strm->scratch = NULL;
+	if (!IS_ERR_OR_NULL(m->tfm))
+		crypto_free_comp(m->tfm);
+	free_page((unsigned long)m->scratch);
+	vfree(m->buffer);
 }
 
-static int hzram_strm_init(struct hzram_strm *strm, const char *name,
-			   int node)
+static int hzram_strm_mem_alloc(struct hzram_strm_mem *m, const char *name,
+				int node)
 {
 	struct page *page;
 	int ret = 0;
 
-	strm->tfm = crypto_alloc_comp(name, 0, 0);
+	m->tfm = crypto_alloc_comp(name, 0, 0);
 	/* The compressor's output may exceed a page before it gives up. */
-	strm->buffer = vzalloc_node(2 * PAGE_SIZE, node);
+	m->buffer = vzalloc_node(2 * PAGE_SIZE, node);
 	page = alloc_pages_node(node, GFP_KERNEL, 0);
-	strm->scratch = page ? page_address(page) : NULL;
-	if (IS_ERR(strm->tfm))
-		ret = PTR_ERR(strm->tfm);
-	else if (!strm->buffer || !strm->scratch)
+	m->scratch = page ? page_address(page) : NULL;
+	if (IS_ERR(m->tfm))
+		ret = PTR_ERR(m->tfm);
+	else if (!m->buffer || !m->scratch)
 		ret = -ENOMEM;
 	if (ret)
-		hzram_strm_free(strm);
+		hzram_strm_mem_free(m);
 	return ret;
 }
 
+/*
+ * A CPU is coming up: give it a stream. The allocations happen before the
+ * stream's mutex is taken: they may reclaim, and reclaim may swap out to
+ * this very device, whose writers take stream mutexes.
+ */
 static int hzram_comp_cpu_prepare(unsigned int cpu, struct hlist_node *node)
 {
 	struct hzram_comp *comp = hlist_entry(node, struct hzram_comp, node);
 	struct hzram_strm *strm = per_cpu_ptr(comp->strm, cpu);
+	struct hzram_strm_mem new;
 	int ret;
 
-	mutex_lock(&strm->lock);
-	ret = hzram_strm_init(strm, comp->name, cpu_to_node(cpu));
-	mutex_unlock(&strm->lock);
-	if (ret)
+	ret = hzram_strm_mem_alloc(&new, comp->name, cpu_to_node(cpu));
+	if (ret) {
 		pr_err("cannot set up a %s stream for CPU %u: %d\n", comp->name,
 		       cpu, ret);
-	return ret;
+		return ret;
+	}
+	/* A task that looked this stream up before may be waiting for it. */
+	mutex_lock(&strm->lock);
+	strm->tfm = new.tfm;
+	strm->buffer = new.buffer;
+	strm->scratch = new.scratch;
+	mutex_unlock(&strm->lock);
+	return 0;
 }
 
 static int hzram_comp_cpu_dead(unsigned int cpu, struct hlist_node *node)
 {
 	struct hzram_comp *comp = hlist_entry(node, struct hzram_comp, node);
 	struct hzram_strm *strm = per_cpu_ptr(comp->strm, cpu);
+	struct hzram_strm_mem old;
 
 	/* A task that migrated off @cpu may still be using it: wait. */
 	mutex_lock(&strm->lock);
-	hzram_strm_free(strm);
+	old.tfm = strm->tfm;
+	old.buffer = strm->buffer;
+	old.scratch = strm->scratch;
+	strm->tfm = NULL;
+	strm->buffer = NULL;
+	strm->scratch = NULL;
 	mutex_unlock(&strm->lock);
+	hzram_strm_mem_free(&old);
 	return 0;
 }
 

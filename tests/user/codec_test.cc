@@ -78,8 +78,7 @@ std::size_t RoundTrip(Codec& codec, const std::vector<const void*>& pages) {
 }
 
 TEST(CodecTest, CorpusRoundTripsOnEveryThreadCountAndIsa) {
-  const auto& corpus = Corpus();
-  ASSERT_FALSE(corpus.empty()) << "no corpus: set HZRAM_CORPUS";
+  HZRAM_CORPUS_OR_SKIP(corpus);
   const std::size_t n = std::min<std::size_t>(corpus.size() / kPageSize, 4096);
   std::vector<const void*> pages(n);
   for (std::size_t i = 0; i < n; i++) pages[i] = &corpus[i * kPageSize];
@@ -100,8 +99,7 @@ TEST(CodecTest, CorpusRoundTripsOnEveryThreadCountAndIsa) {
 }
 
 TEST(CodecTest, WholeCorpusInBatches) {
-  const auto& corpus = Corpus();
-  ASSERT_FALSE(corpus.empty()) << "no corpus: set HZRAM_CORPUS";
+  HZRAM_CORPUS_OR_SKIP(corpus);
   auto codec = MakeCodec(0);
   const std::size_t total = corpus.size() / kPageSize;
   for (std::size_t base = 0; base < total; base += 4096) {
@@ -116,8 +114,7 @@ TEST(CodecTest, WholeCorpusInBatches) {
 // Fixed-seed random batches of every size from 1 to 4096: pages drawn from
 // the corpus and from generated pages (zeros, same-filled, random, text).
 TEST(CodecTest, RandomBatchesOfEverySize) {
-  const auto& corpus = Corpus();
-  ASSERT_FALSE(corpus.empty()) << "no corpus: set HZRAM_CORPUS";
+  HZRAM_CORPUS_OR_SKIP(corpus);
   std::vector<Page> extra;
   for (const auto& np : BoundaryPages()) extra.push_back(np.page);
   const std::size_t corpus_pages = corpus.size() / kPageSize;
@@ -149,8 +146,7 @@ TEST(CodecTest, RandomBatchesOfEverySize) {
 }
 
 TEST(CodecTest, ContiguousAndPointerListsAgree) {
-  const auto& corpus = Corpus();
-  ASSERT_FALSE(corpus.empty());
+  HZRAM_CORPUS_OR_SKIP(corpus);
   auto codec = MakeCodec(2);
   const std::size_t n = 777;
   std::vector<const void*> ptrs(n);
@@ -170,8 +166,7 @@ TEST(CodecTest, ContiguousAndPointerListsAgree) {
 }
 
 TEST(CodecTest, CorruptRecordsFailOnlyTheirPage) {
-  const auto& corpus = Corpus();
-  ASSERT_FALSE(corpus.empty());
+  HZRAM_CORPUS_OR_SKIP(corpus);
   auto codec = MakeCodec(2);
   const std::size_t n = 64;
   std::vector<hzram_page_record> rec(n);

@@ -84,15 +84,13 @@ TEST_F(GpuCodecTest, BoundaryPagesRoundTrip) {
 }
 
 TEST_F(GpuCodecTest, CorpusMatchesTheHostAlgorithm) {
-  const auto& corpus = Corpus();
-  ASSERT_FALSE(corpus.empty()) << "no corpus: set HZRAM_CORPUS";
+  HZRAM_CORPUS_OR_SKIP(corpus);
   for (std::size_t first = 0; first < corpus.size() / kPageSize; first += 4096)
     RoundTrip(&corpus[first * kPageSize], std::min<std::size_t>(4096, corpus.size() / kPageSize - first));
 }
 
 TEST_F(GpuCodecTest, DecodesWhatTheCpuCodecAndLiblz4Encode) {
-  const auto& corpus = Corpus();
-  ASSERT_FALSE(corpus.empty());
+  HZRAM_CORPUS_OR_SKIP(corpus);
   const std::size_t n = 2048;
   std::vector<hzram_page_record> rec(n);
   std::vector<std::uint8_t> arena(Codec::ArenaBytes(n)), out(n * kPageSize);
@@ -115,8 +113,7 @@ TEST_F(GpuCodecTest, DecodesWhatTheCpuCodecAndLiblz4Encode) {
 }
 
 TEST_F(GpuCodecTest, CorruptRecordsFailOnlyTheirPage) {
-  const auto& corpus = Corpus();
-  ASSERT_FALSE(corpus.empty());
+  HZRAM_CORPUS_OR_SKIP(corpus);
   const std::size_t n = 64;
   std::vector<hzram_page_record> rec(n);
   std::vector<std::uint8_t> arena(Codec::ArenaBytes(n)), out(n * kPageSize);
@@ -141,8 +138,7 @@ TEST_F(GpuCodecTest, CorruptRecordsFailOnlyTheirPage) {
 }
 
 TEST_F(GpuCodecTest, ThousandsOfBatchesThroughTheRing) {
-  const auto& corpus = Corpus();
-  ASSERT_FALSE(corpus.empty());
+  HZRAM_CORPUS_OR_SKIP(corpus);
   const std::size_t total = corpus.size() / kPageSize, slots = 3;
   struct Batch {
     std::size_t first, n;
@@ -219,6 +215,7 @@ void FaultRun() {
 }
 
 TEST_F(GpuCodecTest, AFaultFallsBackToTheCpuWithEveryPageIntact) {
+  HZRAM_CORPUS_OR_SKIP(corpus);
   // A device fault is sticky: it leaves the process's CUDA context
   // unusable. So it runs in a process of its own (re-executed, not forked,
   // as CUDA does not survive fork), and the other tests keep the GPU.

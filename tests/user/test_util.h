@@ -138,4 +138,16 @@ inline const std::vector<std::uint8_t>& Corpus() {
 
 }  // namespace hzram::test
 
+// In a test body: binds @var to the corpus, or skips the test, saying why,
+// when $HZRAM_CORPUS is not set. A corpus that is set but holds no pages
+// fails the test.
+#define HZRAM_CORPUS_OR_SKIP(var)                                                   \
+  if (!std::getenv("HZRAM_CORPUS"))                                                 \
+    GTEST_SKIP() << "no page corpus: set HZRAM_CORPUS to the decompressed "         \
+                    "tests/data/procmem-64m.pages.xz (make corpus)";                \
+  const auto& var = ::hzram::test::Corpus();                                        \
+  (void)var;                                                                        \
+  ASSERT_FALSE(var.empty()) << "HZRAM_CORPUS=" << std::getenv("HZRAM_CORPUS")     \
+                            << " holds no pages"
+
 #endif  // HZRAM_TEST_UTIL_H
