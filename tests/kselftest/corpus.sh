@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The page corpus through hzram with every algorithm: write it whole,
-# read it back, compare checksums of the whole device.
+# The page corpus through hzram with every algorithm: write a quarter of
+# it (the whole corpus goes through lz4 in hzram_corpus), read it back,
+# compare checksums of the whole device.
 # Needs the hzram module loaded and the corpus at $HZRAM_CORPUS.
 . "$(dirname "$0")/ktap.sh"
 
@@ -11,13 +12,14 @@ round_trip() {
 	local alg=$1 dev want got
 	dev=hzram$(cat /sys/class/hzram-control/hot_add)
 	echo "$alg" >/sys/block/$dev/comp_algorithm
-	echo 64M >/sys/block/$dev/disksize
-	dd if="$CORPUS" of=/dev/$dev bs=1M oflag=direct status=none
-	want=$(sha256sum <"$CORPUS" | cut -d' ' -f1)
+	local mib=$((16 / SHRINK))
+	echo ${mib}M >/sys/block/$dev/disksize
+	dd if="$CORPUS" of=/dev/$dev bs=1M count=$mib oflag=direct status=none
+	want=$(dd if="$CORPUS" bs=1M count=$mib status=none | sha256sum | cut -d' ' -f1)
 	got=$(dd if=/dev/$dev bs=1M iflag=direct status=none | sha256sum | cut -d' ' -f1)
 	expect_eq "$got" "$want" "sha256 of /dev/$dev ($alg)"
 	echo "$alg: mm_stat $(cat /sys/block/$dev/mm_stat)"
-	expect_eq "$(mm_field $dev 1)" 67108864 "orig_data_size"
+	expect_eq "$(mm_field $dev 1)" $((mib << 20)) "orig_data_size"
 	echo "${dev#hzram}" >/sys/class/hzram-control/hot_remove
 }
 

@@ -22,11 +22,14 @@ teardown() {
 	echo "${DEV#hzram}" >/sys/class/hzram-control/hot_remove
 }
 
-# A tree of files: the corpus cut in pieces of odd sizes, and programs.
+TREE_BYTES=$((32 * 1048576 / SHRINK))
+
+# A tree of files: TREE_BYTES of the corpus cut in pieces of odd sizes,
+# and programs.
 make_tree() {
 	local dst=$1 i=0 off=0 len
 	mkdir -p "$dst/corpus" "$dst/bin"
-	while [ $off -lt 67108864 ]; do
+	while [ $off -lt $TREE_BYTES ]; do
 		len=$(( (i * 7919 % 3000 + 1) * 1021 ))
 		dd if="$CORPUS" of="$dst/corpus/piece$i" bs=4096 iflag=skip_bytes,count_bytes \
 			skip=$off count=$len status=none
@@ -59,7 +62,7 @@ test_ext4_copy_fsck_compare() {
 	expect_eq "$(cd $MNT && find . -type f | wc -l)" "$(wc -l </tmp/ext4-src.sum)" "file count"
 	echo "$(wc -l </tmp/ext4-src.sum) files compared; mm_stat: $(cat /sys/block/$DEV/mm_stat)"
 	umount $MNT
-	[ "$(mm_field $DEV 1)" -gt 67108864 ] || fail "orig_data_size too small"
+	[ "$(mm_field $DEV 1)" -gt $TREE_BYTES ] || fail "orig_data_size too small"
 	rm -rf $src
 	teardown
 }
@@ -69,7 +72,8 @@ test_ext4_discard_frees() {
 	setup
 	mkfs.ext4 -q -F -E nodiscard /dev/$DEV
 	mount -t ext4 -o discard /dev/$DEV $MNT
-	dd if="$CORPUS" of=$MNT/big bs=1M status=none
+	local mib=$((32 / SHRINK))
+	dd if="$CORPUS" of=$MNT/big bs=1M count=$mib status=none
 	sync
 	before=$(mm_field $DEV 1)
 	rm $MNT/big
@@ -77,7 +81,7 @@ test_ext4_discard_frees() {
 	fstrim $MNT 2>/dev/null || true
 	after=$(mm_field $DEV 1)
 	echo "orig_data_size $before -> $after"
-	[ "$after" -lt $((before - 60000000)) ] || fail "deleting 64 MiB freed too little"
+	[ "$after" -lt $((before - (mib << 20) * 15 / 16)) ] || fail "deleting $mib MiB freed too little"
 	umount $MNT
 	teardown
 }

@@ -134,14 +134,14 @@ faulty_run() {
 
 test_fio_random_4k_with_failing_allocations() {
 	setup 256M
-	faulty_run rand4k --rw=randwrite --bs=4k --size=16M --numjobs=4 \
+	faulty_run rand4k --rw=randwrite --bs=4k --size=$((32 / SHRINK))M --numjobs=4 \
 		--offset_increment=64M --ioengine=libaio --iodepth=16
 	teardown
 }
 
 test_fio_sequential_1m_with_failing_allocations() {
 	setup 256M
-	faulty_run seq1m --rw=write --bs=1M --size=48M --numjobs=3 \
+	faulty_run seq1m --rw=write --bs=1M --size=$((96 / SHRINK))M --numjobs=3 \
 		--offset_increment=64M --ioengine=psync
 	teardown
 }

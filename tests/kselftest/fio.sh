@@ -33,14 +33,14 @@ run_fio() {
 
 test_fio_randwrite_4k_verify() {
 	setup
-	run_fio rand4k --rw=randwrite --bs=4k --size=32M --numjobs=4 \
+	run_fio rand4k --rw=randwrite --bs=4k --size=$((16 / SHRINK))M --numjobs=4 \
 		--offset_increment=64M --ioengine=libaio --iodepth=16
 	teardown
 }
 
 test_fio_seqwrite_1m_verify() {
 	setup
-	run_fio seq1m --rw=write --bs=1M --size=96M --numjobs=3 \
+	run_fio seq1m --rw=write --bs=1M --size=$((48 / SHRINK))M --numjobs=3 \
 		--offset_increment=128M --ioengine=libaio --iodepth=4
 	teardown
 }
@@ -49,20 +49,20 @@ test_fio_randrw_mixed_verify() {
 	setup
 	# Writers of unaligned sizes between 512 bytes and 64 KiB.
 	run_fio mixed --rw=randwrite --bsrange=512-64k --blockalign=512 \
-		--size=16M --numjobs=4 --offset_increment=32M --ioengine=psync
+		--size=$((8 / SHRINK))M --numjobs=4 --offset_increment=32M --ioengine=psync
 	teardown
 }
 
 test_fio_io_uring_randwrite_4k_qd32_verify() {
 	setup
-	run_fio uring4k --rw=randwrite --bs=4k --size=32M --numjobs=4 \
+	run_fio uring4k --rw=randwrite --bs=4k --size=$((16 / SHRINK))M --numjobs=4 \
 		--offset_increment=64M --ioengine=io_uring --iodepth=32
 	teardown
 }
 
 test_fio_io_uring_seqwrite_1m_qd32_verify() {
 	setup
-	run_fio uring1m --rw=write --bs=1M --size=96M --numjobs=3 \
+	run_fio uring1m --rw=write --bs=1M --size=$((48 / SHRINK))M --numjobs=3 \
 		--offset_increment=128M --ioengine=io_uring --iodepth=32
 	teardown
 }
@@ -73,7 +73,7 @@ test_fio_verify_while_a_cpu_goes_offline() {
 	local cpu=/sys/devices/system/cpu/cpu1/online pid rc=0 flips=0
 	[ -w $cpu ] || skip "no CPU 1 that can go offline"
 	setup
-	run_fio hotplug --rw=randwrite --bs=4k --size=24M --numjobs=2 \
+	run_fio hotplug --rw=randwrite --bs=4k --size=$((16 / SHRINK))M --numjobs=2 \
 		--offset_increment=64M --ioengine=io_uring --iodepth=32 &
 	pid=$!
 	while kill -0 $pid 2>/dev/null; do

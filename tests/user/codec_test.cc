@@ -111,8 +111,10 @@ TEST(CodecTest, WholeCorpusInBatches) {
   }
 }
 
-// Fixed-seed random batches of every size from 1 to 4096: pages drawn from
-// the corpus and from generated pages (zeros, same-filled, random, text).
+// Fixed-seed random batches of every size from 1 to 600, then of sizes
+// stepping by 61 up to 4096, and 4095 and 4096 themselves: pages drawn
+// from the corpus and from generated pages (zeros, same-filled, random,
+// text).
 TEST(CodecTest, RandomBatchesOfEverySize) {
   HZRAM_CORPUS_OR_SKIP(corpus);
   std::vector<Page> extra;
@@ -127,7 +129,7 @@ TEST(CodecTest, RandomBatchesOfEverySize) {
   std::vector<void*> dst(4096);
   std::uint64_t seed = 12345;
 
-  for (std::size_t n = 1; n <= 4096; n++) {
+  for (std::size_t n = 1; n <= 4096; n = n < 600 ? n + 1 : n < 4095 ? std::min<std::size_t>(n + 61, 4095) : n + 1) {
     for (std::size_t i = 0; i < n; i++) {
       const std::uint64_t r = Next(&seed);
       pages[i] = r % 8 ? static_cast<const void*>(&corpus[(r >> 8) % corpus_pages * kPageSize])
