@@ -13,7 +13,8 @@
 #   make check           install what is missing, build everything for
 #                        the test kernels and run every test
 #   make demo            the quick-start demo in a virtual machine
-#   make bench           hzram against zram in a virtual machine
+#   make bench           the codec against liblz4; hzram against zram in
+#                        a virtual machine, as a block device and as swap
 #   make dkms-install    install the module with DKMS (root)
 #   make dkms-uninstall  remove it
 
@@ -47,6 +48,7 @@ demo:
 bench: deps userhelper
 	build/userhelper/hzbench --corpus $(CORPUS)
 	bench/zram-compare
+	bench/swap-compare
 
 dkms-install:
 	scripts/dkms install
