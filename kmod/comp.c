@@ -206,25 +206,6 @@ struct hzram_strm *hzram_strm_get(struct hzram_comp *comp)
 	}
 }
 
-/**
- * hzram_strm_tryget() - lock the current CPU's stream if it is free
- * @comp: the device's streams
- *
- * For callers that may not sleep. Return: the stream, or NULL if it is
- * busy (or its CPU is going away).
- */
-struct hzram_strm *hzram_strm_tryget(struct hzram_comp *comp)
-{
-	struct hzram_strm *strm = raw_cpu_ptr(comp->strm);
-
-	if (!mutex_trylock(&strm->lock))
-		return NULL;
-	if (likely(strm->tfm))
-		return strm;
-	mutex_unlock(&strm->lock);
-	return NULL;
-}
-
 void hzram_strm_put(struct hzram_strm *strm)
 {
 	mutex_unlock(&strm->lock);

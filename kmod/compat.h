@@ -30,8 +30,8 @@
  * hzram_alloc_disk() - allocate a bio-based disk with hzram's queue limits
  *
  * Stable pages (a page under write is not changed until the write ends),
- * non-rotational, no entropy, REQ_NOWAIT bios accepted; synchronous where
- * the kernel has the flag (6.1 learns it from ->rw_page instead).
+ * non-rotational, no entropy; synchronous where the kernel has the flag
+ * (6.1 learns it from ->rw_page instead).
  *
  * Return: the disk, or an ERR_PTR.
  */
@@ -47,8 +47,7 @@ static inline struct gendisk *hzram_alloc_disk(void)
 		.max_hw_discard_sectors	= UINT_MAX,
 		.max_write_zeroes_sectors = UINT_MAX,
 		.features		= BLK_FEAT_STABLE_WRITES |
-					  BLK_FEAT_SYNCHRONOUS |
-					  BLK_FEAT_NOWAIT,
+					  BLK_FEAT_SYNCHRONOUS,
 	};
 
 	return blk_alloc_disk(&lim, NUMA_NO_NODE);
@@ -69,7 +68,6 @@ static inline struct gendisk *hzram_alloc_disk(void)
 	blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
 	blk_queue_flag_clear(QUEUE_FLAG_ADD_RANDOM, q);
 	blk_queue_flag_set(QUEUE_FLAG_STABLE_WRITES, q);
-	blk_queue_flag_set(QUEUE_FLAG_NOWAIT, q);
 	return disk;
 #endif
 }

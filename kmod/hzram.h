@@ -86,7 +86,7 @@ struct hzram_strm {
 	local_lock_t dlock;		/* decompression: tfm */
 	struct crypto_comp *tfm;	/* NULL while the CPU is offline */
 	void *buffer;			/* 2 * PAGE_SIZE: compressor output */
-	void *scratch;			/* PAGE_SIZE: a sub-page read decodes here */
+	void *scratch;			/* PAGE_SIZE: read-modify-write page */
 };
 
 struct hzram_comp {
@@ -137,7 +137,6 @@ ssize_t hzram_comp_available_show(const char *cur, char *buf);
 struct hzram_comp *hzram_comp_create(const char *name);
 void hzram_comp_destroy(struct hzram_comp *comp);
 struct hzram_strm *hzram_strm_get(struct hzram_comp *comp);
-struct hzram_strm *hzram_strm_tryget(struct hzram_comp *comp);
 void hzram_strm_put(struct hzram_strm *strm);
 int hzram_comp_compress(struct hzram_strm *strm, const void *src,
 			unsigned int *dst_len);

@@ -21,16 +21,9 @@
  * Lock order: slot lock, then the CPU's stream mutex, then the zsmalloc
  * mapping and the decompression local lock.
  *
- * A bio with REQ_NOWAIT (io_uring and RWF_NOWAIT submitters, which then
- * need no worker thread) must not sleep: its reads and whole-page writes
- * only try the locks and allocate without waiting, and anything that
- * would sleep ends it with BLK_STS_AGAIN; the submitter then retries it
- * from a context that may.
- *
- * Encoded data enters the store in one place, __hzram_slot_install(): a
- * fill word, or an object that hzram_obj_fill() made (it enforces
- * mem_limit). The pages the userspace helper compresses will come in the
- * same way.
+ * Encoded data enters the store in one place, __hzram_slot_install(), and
+ * only from an object made by hzram_obj_fill(); the pages the userspace
+ * helper compresses will come in the same way.
  */
 #include "hzram.h"
 
@@ -57,15 +50,6 @@ static bool hzram_slot_trylock(struct hzram *hz, u32 index)
 		return false;
 	mutex_acquire(&hz->slot_dep_map, 0, 1, _RET_IP_);
 	lock_acquired(&hz->slot_dep_map, _RET_IP_);
-	return true;
-}
-
-/* Lock the slot, or with @nowait only try: false if it is busy. */
-static bool hzram_slot_lock_nowait(struct hzram *hz, u32 index, bool nowait)
-{
-	if (nowait)
-		return hzram_slot_trylock(hz, index);
-	hzram_slot_lock(hz, index);
 	return true;
 }
 
@@ -218,33 +202,18 @@ static bool hzram_page_same_filled(const void *ptr, unsigned long *word)
 	return true;
 }
 
-/* Free what hzram_encode() allocated for a page that will not go in. */
-static void hzram_enc_free(struct hzram *hz, const struct hzram_enc *enc)
-{
-	if (enc->handle)
-		zs_free(hz->mem_pool, enc->handle);
-}
-
-/* How a write may wait: what the bio allows. */
-enum hzram_wait {
-	HZRAM_MAY_WAIT,		/* an ordinary write: may wait for memory */
-	HZRAM_SWAP_OUT,		/* a swap-out: may use the reserves, not wait */
-	HZRAM_NOWAIT,		/* REQ_NOWAIT: may not sleep at all */
-};
-
 /*
  * Encode the page at @src (PAGE_SIZE bytes, which must not change
  * meanwhile) into @enc: its fill word, or a new object holding it
  * compressed, or raw if it does not compress below the huge class. Needs
- * no slot lock. When memory is short and the write may wait, it lets go
- * of the stream, waits for an object of the size it needs, and compresses
- * again (the same bytes compress to the same size).
+ * no slot lock. When memory is short and the write is not a swap-out, it
+ * lets go of the stream, waits for an object of the size it needs, and
+ * compresses again (the same bytes compress to the same size).
  *
- * Return: 0; -ENOMEM without memory or past mem_limit; -EAGAIN for a
- * HZRAM_NOWAIT write that would have to sleep; or the compressor's error.
- * On error nothing is left allocated.
+ * Return: 0; -ENOMEM without memory or past mem_limit; or the
+ * compressor's error. On error nothing is left allocated.
  */
-static int hzram_encode(struct hzram *hz, const void *src, enum hzram_wait wait,
+static int hzram_encode(struct hzram *hz, const void *src, bool swap,
 			struct hzram_enc *enc)
 {
 	unsigned long waited = 0;	/* an object allocated while waiting */
@@ -257,18 +226,10 @@ static int hzram_encode(struct hzram *hz, const void *src, enum hzram_wait wait,
 		return 0;
 	}
 	for (;;) {
-		struct hzram_strm *strm;
+		struct hzram_strm *strm = hzram_strm_get(hz->comp);
 		unsigned long handle;
 		const void *data;
 		unsigned int len;
-
-		if (wait == HZRAM_NOWAIT) {
-			strm = hzram_strm_tryget(hz->comp);
-			if (!strm)
-				return -EAGAIN;
-		} else {
-			strm = hzram_strm_get(hz->comp);
-		}
 
 		ret = hzram_comp_compress(strm, src, &len);
 		if (ret) {
@@ -287,8 +248,7 @@ static int hzram_encode(struct hzram *hz, const void *src, enum hzram_wait wait,
 			zs_free(hz->mem_pool, waited);
 			waited = 0;
 		}
-		handle = waited ? waited :
-			 hzram_zs_alloc_nowait(hz, len, wait == HZRAM_SWAP_OUT);
+		handle = waited ? waited : hzram_zs_alloc_nowait(hz, len, swap);
 		waited = 0;
 		if (!IS_ERR_VALUE(handle)) {
 			ret = hzram_obj_fill(hz, handle, data, len);
@@ -298,11 +258,9 @@ static int hzram_encode(struct hzram *hz, const void *src, enum hzram_wait wait,
 			return ret;
 		}
 		hzram_strm_put(strm);
-		if (wait == HZRAM_NOWAIT)
-			return -EAGAIN;
 		atomic64_inc(&hz->stats.writestall);
 		/* A swap-out fails: the page stays in memory. */
-		if (wait == HZRAM_SWAP_OUT)
+		if (swap)
 			return -ENOMEM;
 		handle = zs_malloc(hz->mem_pool, len, HZRAM_GFP_WAIT);
 		if (IS_ERR_VALUE(handle))
@@ -342,18 +300,15 @@ static int __hzram_load(struct hzram *hz, u32 index, void *dst)
 
 /* Write the whole page @index from @src (stable while we use it). */
 static int hzram_write_page(struct hzram *hz, u32 index, const void *src,
-			    enum hzram_wait wait)
+			    bool swap)
 {
 	struct hzram_enc enc;
 	int ret;
 
-	ret = hzram_encode(hz, src, wait, &enc);
+	ret = hzram_encode(hz, src, swap, &enc);
 	if (ret)
 		return ret;
-	if (!hzram_slot_lock_nowait(hz, index, wait == HZRAM_NOWAIT)) {
-		hzram_enc_free(hz, &enc);
-		return -EAGAIN;
-	}
+	hzram_slot_lock(hz, index);
 	__hzram_slot_install(hz, index, &enc);
 	hzram_slot_unlock(hz, index);
 	return 0;
@@ -379,7 +334,7 @@ static int hzram_write_partial(struct hzram *hz, u32 index, unsigned int off,
 	ret = __hzram_load(hz, index, buf);
 	if (!ret) {
 		memcpy(buf + off, mem, len);
-		ret = hzram_encode(hz, buf, HZRAM_MAY_WAIT, &enc);
+		ret = hzram_encode(hz, buf, false, &enc);
 	}
 	if (!ret)
 		__hzram_slot_install(hz, index, &enc);
@@ -390,42 +345,33 @@ static int hzram_write_partial(struct hzram *hz, u32 index, unsigned int off,
 
 /*
  * Read @len bytes at byte @off of page @index into @mem. A sub-page read
- * decodes into the stream's scratch page: reads never allocate. With
- * @nowait, -EAGAIN where a lock is busy.
+ * decodes into the stream's scratch page: reads never allocate.
  */
 static int hzram_read(struct hzram *hz, u32 index, unsigned int off, void *mem,
-		      unsigned int len, bool nowait)
+		      unsigned int len)
 {
 	struct hzram_strm *strm;
 	int ret;
 
-	if (!hzram_slot_lock_nowait(hz, index, nowait))
-		return -EAGAIN;
+	hzram_slot_lock(hz, index);
 	if (len == PAGE_SIZE) {
 		ret = __hzram_load(hz, index, mem);
 	} else {
-		strm = nowait ? hzram_strm_tryget(hz->comp) :
-				hzram_strm_get(hz->comp);
-		ret = -EAGAIN;
-		if (strm) {
-			ret = __hzram_load(hz, index, strm->scratch);
-			if (!ret)
-				memcpy(mem, strm->scratch + off, len);
-			hzram_strm_put(strm);
-		}
+		strm = hzram_strm_get(hz->comp);
+		ret = __hzram_load(hz, index, strm->scratch);
+		if (!ret)
+			memcpy(mem, strm->scratch + off, len);
+		hzram_strm_put(strm);
 	}
 	hzram_slot_unlock(hz, index);
 	return ret;
 }
 
 static int hzram_write(struct hzram *hz, u32 index, unsigned int off,
-		       const void *mem, unsigned int len, enum hzram_wait wait)
+		       const void *mem, unsigned int len, bool swap)
 {
 	if (len == PAGE_SIZE)
-		return hzram_write_page(hz, index, mem, wait);
-	/* A read-modify-write allocates its merge page: not without waiting. */
-	if (wait == HZRAM_NOWAIT)
-		return -EAGAIN;
+		return hzram_write_page(hz, index, mem, swap);
 	return hzram_write_partial(hz, index, off, mem, len);
 }
 
@@ -481,10 +427,7 @@ static blk_status_t hzram_bio_rw(struct hzram *hz, struct bio *bio)
 {
 	struct bvec_iter iter = bio->bi_iter;
 	bool write = op_is_write(bio_op(bio));
-	bool nowait = bio->bi_opf & REQ_NOWAIT;
-	enum hzram_wait wait = nowait ? HZRAM_NOWAIT :
-			       bio->bi_opf & REQ_SWAP ? HZRAM_SWAP_OUT :
-			       HZRAM_MAY_WAIT;
+	bool swap = bio->bi_opf & REQ_SWAP;
 
 	while (iter.bi_size) {
 		u64 pos = (u64)iter.bi_sector << SECTOR_SHIFT;
@@ -497,13 +440,10 @@ static blk_status_t hzram_bio_rw(struct hzram *hz, struct bio *bio)
 		bv.bv_len = min_t(u32, bv.bv_len, PAGE_SIZE - off);
 		mem = bvec_kmap_local(&bv);
 		if (write)
-			ret = hzram_write(hz, index, off, mem, bv.bv_len, wait);
+			ret = hzram_write(hz, index, off, mem, bv.bv_len, swap);
 		else
-			ret = hzram_read(hz, index, off, mem, bv.bv_len, nowait);
+			ret = hzram_read(hz, index, off, mem, bv.bv_len);
 		kunmap_local(mem);
-		/* Not a failure: the submitter retries where it may sleep. */
-		if (ret == -EAGAIN)
-			return BLK_STS_AGAIN;
 		if (unlikely(ret)) {
 			/* Out of memory or past mem_limit included. */
 			atomic64_inc(write ? &hz->stats.failed_writes :
@@ -544,10 +484,6 @@ void hzram_submit_bio(struct bio *bio)
 		break;
 	case REQ_OP_DISCARD:
 	case REQ_OP_WRITE_ZEROES:
-		if (bio->bi_opf & REQ_NOWAIT) {
-			bio->bi_status = BLK_STS_AGAIN;
-			break;
-		}
 		if (hzram_free_range(hz, pos, len,
 				     bio_op(bio) == REQ_OP_WRITE_ZEROES)) {
 			atomic64_inc(&hz->stats.failed_writes);
@@ -589,11 +525,9 @@ int hzram_rw_page(struct hzram *hz, sector_t sector, struct page *page,
 	mem = kmap_local_page(page);
 	if (write)
 		ret = hzram_write_page(hz, pos >> PAGE_SHIFT, mem,
-				       folio_test_swapcache(page_folio(page)) ?
-				       HZRAM_SWAP_OUT : HZRAM_MAY_WAIT);
+				       folio_test_swapcache(page_folio(page)));
 	else
-		ret = hzram_read(hz, pos >> PAGE_SHIFT, 0, mem, PAGE_SIZE,
-				 false);
+		ret = hzram_read(hz, pos >> PAGE_SHIFT, 0, mem, PAGE_SIZE);
 	kunmap_local(mem);
 	if (!ret && !write)
 		flush_dcache_page(page);

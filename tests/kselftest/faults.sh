@@ -119,8 +119,8 @@ fio_faulty() {
 faulty_run() {
 	local name=$1 errs failed
 	shift
-	aim failslab 10 N
-	aim fail_page_alloc 10 N
+	aim failslab 5 N
+	aim fail_page_alloc 5 N
 	errs=$(fio_faulty "$name" "$@")
 	all_off
 	failed=$(io_field $DEV 2)
@@ -135,7 +135,7 @@ faulty_run() {
 test_fio_random_4k_with_failing_allocations() {
 	setup 256M
 	faulty_run rand4k --rw=randwrite --bs=4k --size=$((32 / SHRINK))M --numjobs=4 \
-		--offset_increment=64M --ioengine=io_uring --iodepth=16
+		--offset_increment=64M --ioengine=libaio --iodepth=16
 	teardown
 }
 

@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # hzram as swap in a small guest: a program allocates and verifies about
-# 2.5 times the guest's memory (twice on the debug kernel) of patterned
-# data; no OOM kill, no hang, every word verified; reset refused while
-# swapping; swapoff.
+# 2.5 times the guest's memory (2 times on the debug kernel) of patterned
+# data; no OOM kill, no hang,
+# every word verified; reset refused while swapping; swapoff.
 # Loads and unloads the hzram module itself.
 . "$(dirname "$0")/ktap.sh"
 
