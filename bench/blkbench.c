@@ -111,6 +111,8 @@ static int run_psync(struct job *j, int fd, off_t base, double end)
 
 	if (posix_memalign((void **)&buf, 4096, o->bs))
 		return ENOMEM;
+	/* Faulted in now, not during the first reads. */
+	memset(buf, 0, o->bs);
 	for (;;) {
 		long blk = next_block(j, &seed, &next);
 		off_t off = base + (off_t)blk * o->bs;
@@ -154,6 +156,13 @@ static int run_uring(struct job *j, int fd, off_t base, double end)
 		io_uring_queue_exit(&ring);
 		return ENOMEM;
 	}
+	/*
+	 * Faulted in now: a read into an untouched buffer faults it in from
+	 * an io_uring worker, which may sleep there and so make io_uring
+	 * start more workers, at random, which changes the throughput of
+	 * a synchronous device by a third from one run to the next.
+	 */
+	memset(bufs, 0, o->bs * o->iodepth);
 	for (slot = 0; slot < o->iodepth; slot++) {
 		long blk = next_block(j, &seed, &next);
 		char *buf = bufs + slot * o->bs;
