@@ -3,9 +3,10 @@
  * hzram: per-CPU compression streams over the kernel's compression API.
  *
  * Each initialised device has one stream per online CPU, set up when the
- * CPU comes up (CPU hotplug prepare state) and freed when it dies, so the
- * I/O path never allocates. A stream is taken with hzram_strm_get(),
- * which locks the current CPU's stream; holders may sleep and migrate.
+ * CPU comes up (CPU hotplug prepare state) and freed when it is dead, so
+ * the I/O path never allocates. A stream is taken with hzram_strm_get(),
+ * which locks the current CPU's stream with preemption off: the holder
+ * may not sleep, and its CPU cannot go down meanwhile.
  */
 #include "hzram.h"
 
@@ -58,7 +59,7 @@ ssize_t hzram_comp_available_show(const char *cur, char *buf)
 	return sz;
 }
 
-/* What a stream owns: set and cleared under its mutex. */
+/* What a stream owns. */
 struct hzram_strm_mem {
 	struct crypto_comp *tfm;
 	void *buffer;
@@ -94,9 +95,8 @@ static int hzram_strm_mem_alloc(struct hzram_strm_mem *m, const char *name,
 }
 
 /*
- * A CPU is coming up: give it a stream. The allocations happen before the
- * stream's mutex is taken: they may reclaim, and reclaim may swap out to
- * this very device, whose writers take stream mutexes.
+ * A CPU is coming up: give it a stream. Nothing uses it before the CPU is
+ * online, and only that CPU's tasks use it after.
  */
 static int hzram_comp_cpu_prepare(unsigned int cpu, struct hlist_node *node)
 {
@@ -111,30 +111,29 @@ static int hzram_comp_cpu_prepare(unsigned int cpu, struct hlist_node *node)
 		       cpu, ret);
 		return ret;
 	}
-	/* A task that looked this stream up before may be waiting for it. */
-	mutex_lock(&strm->lock);
 	strm->tfm = new.tfm;
 	strm->buffer = new.buffer;
 	strm->scratch = new.scratch;
-	mutex_unlock(&strm->lock);
 	return 0;
 }
 
+/*
+ * @cpu is dead: nothing holds its stream (a holder keeps preemption off,
+ * and a CPU goes down only after it stopped running tasks).
+ */
 static int hzram_comp_cpu_dead(unsigned int cpu, struct hlist_node *node)
 {
 	struct hzram_comp *comp = hlist_entry(node, struct hzram_comp, node);
 	struct hzram_strm *strm = per_cpu_ptr(comp->strm, cpu);
-	struct hzram_strm_mem old;
+	struct hzram_strm_mem old = {
+		.tfm = strm->tfm,
+		.buffer = strm->buffer,
+		.scratch = strm->scratch,
+	};
 
-	/* A task that migrated off @cpu may still be using it: wait. */
-	mutex_lock(&strm->lock);
-	old.tfm = strm->tfm;
-	old.buffer = strm->buffer;
-	old.scratch = strm->scratch;
 	strm->tfm = NULL;
 	strm->buffer = NULL;
 	strm->scratch = NULL;
-	mutex_unlock(&strm->lock);
 	hzram_strm_mem_free(&old);
 	return 0;
 }
@@ -163,7 +162,7 @@ struct hzram_comp *hzram_comp_create(const char *name)
 		goto err_free_comp;
 	}
 	for_each_possible_cpu(cpu) {
-		mutex_init(&per_cpu_ptr(comp->strm, cpu)->lock);
+		local_lock_init(&per_cpu_ptr(comp->strm, cpu)->lock);
 		local_lock_init(&per_cpu_ptr(comp->strm, cpu)->dlock);
 	}
 
@@ -190,25 +189,17 @@ void hzram_comp_destroy(struct hzram_comp *comp)
  * hzram_strm_get() - lock and return the current CPU's stream
  * @comp: the device's streams
  *
- * The caller may sleep while it holds the stream; hzram_strm_put()
- * releases it.
+ * Preemption is off until hzram_strm_put(): the caller must not sleep.
  */
 struct hzram_strm *hzram_strm_get(struct hzram_comp *comp)
 {
-	for (;;) {
-		struct hzram_strm *strm = raw_cpu_ptr(comp->strm);
-
-		mutex_lock(&strm->lock);
-		/* Its CPU may have gone offline since we looked it up. */
-		if (likely(strm->tfm))
-			return strm;
-		mutex_unlock(&strm->lock);
-	}
+	local_lock(&comp->strm->lock);
+	return this_cpu_ptr(comp->strm);
 }
 
-void hzram_strm_put(struct hzram_strm *strm)
+void hzram_strm_put(struct hzram_comp *comp)
 {
-	mutex_unlock(&strm->lock);
+	local_unlock(&comp->strm->lock);
 }
 
 /**

@@ -74,19 +74,21 @@ struct hzram_stats {
 };
 
 /*
- * A compression stream: the transform and its buffers, one per CPU.
- * Compression takes the stream of the CPU it runs on and holds its mutex,
- * so it may sleep (and migrate) while it uses the stream. Decompression
- * uses the current CPU's transform under dlock (preemption off, never
- * sleeping): the algorithms hzram allows keep their compression and
- * decompression state apart, so the two never disturb each other.
+ * A compression stream: the transform and its buffers, one per CPU, as in
+ * zram. Compression takes the current CPU's stream under lock, a local
+ * lock: preemption stays off while the stream is held, so the holder must
+ * not sleep, and the CPU cannot go away under it. Decompression uses the
+ * current CPU's transform under dlock: the algorithms hzram allows keep
+ * their compression and decompression state apart, so the two never
+ * disturb each other (on PREEMPT_RT, where local locks are per-CPU
+ * sleeping locks, they do not wait for each other either).
  */
 struct hzram_strm {
-	struct mutex lock;		/* compression: tfm, buffer, scratch */
+	local_lock_t lock;		/* compression: tfm, buffer, scratch */
 	local_lock_t dlock;		/* decompression: tfm */
-	struct crypto_comp *tfm;	/* NULL while the CPU is offline */
+	struct crypto_comp *tfm;	/* set while the CPU is up */
 	void *buffer;			/* 2 * PAGE_SIZE: compressor output */
-	void *scratch;			/* PAGE_SIZE: read-modify-write page */
+	void *scratch;			/* PAGE_SIZE: a sub-page read decodes here */
 };
 
 struct hzram_comp {
@@ -137,7 +139,7 @@ ssize_t hzram_comp_available_show(const char *cur, char *buf);
 struct hzram_comp *hzram_comp_create(const char *name);
 void hzram_comp_destroy(struct hzram_comp *comp);
 struct hzram_strm *hzram_strm_get(struct hzram_comp *comp);
-void hzram_strm_put(struct hzram_strm *strm);
+void hzram_strm_put(struct hzram_comp *comp);
 int hzram_comp_compress(struct hzram_strm *strm, const void *src,
 			unsigned int *dst_len);
 int hzram_comp_decompress(struct hzram_comp *comp, const void *src,

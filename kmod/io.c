@@ -18,8 +18,9 @@
  *    are never lost;
  *  - a read holds the lock while it decodes.
  *
- * Lock order: slot lock, then the CPU's stream mutex, then the zsmalloc
- * mapping and the decompression local lock.
+ * Lock order: slot lock, then the CPU's stream (a local lock: preemption
+ * off, no sleeping), then the zsmalloc mapping and the decompression
+ * local lock.
  *
  * Encoded data enters the store in one place, __hzram_slot_install(), and
  * only from an object made by hzram_obj_fill(); the pages the userspace
@@ -233,7 +234,7 @@ static int hzram_encode(struct hzram *hz, const void *src, bool swap,
 
 		ret = hzram_comp_compress(strm, src, &len);
 		if (ret) {
-			hzram_strm_put(strm);
+			hzram_strm_put(hz->comp);
 			pr_err_ratelimited("%s: compression failed: %d\n",
 					   hz->disk->disk_name, ret);
 			break;
@@ -252,12 +253,12 @@ static int hzram_encode(struct hzram *hz, const void *src, bool swap,
 		waited = 0;
 		if (!IS_ERR_VALUE(handle)) {
 			ret = hzram_obj_fill(hz, handle, data, len);
-			hzram_strm_put(strm);
+			hzram_strm_put(hz->comp);
 			enc->handle = handle;
 			enc->len = len;
 			return ret;
 		}
-		hzram_strm_put(strm);
+		hzram_strm_put(hz->comp);
 		atomic64_inc(&hz->stats.writestall);
 		/* A swap-out fails: the page stays in memory. */
 		if (swap)
@@ -361,7 +362,7 @@ static int hzram_read(struct hzram *hz, u32 index, unsigned int off, void *mem,
 		ret = __hzram_load(hz, index, strm->scratch);
 		if (!ret)
 			memcpy(mem, strm->scratch + off, len);
-		hzram_strm_put(strm);
+		hzram_strm_put(hz->comp);
 	}
 	hzram_slot_unlock(hz, index);
 	return ret;
