@@ -3,8 +3,7 @@
 # hzram as swap in a small guest: a program allocates and verifies about
 # 2.5 times the guest's memory (1.5 times on the debug kernel, where
 # KASAN and lockdep make every page slow) of patterned data; no OOM kill,
-# no hang,
-# every word verified; reset refused while swapping; swapoff.
+# no hang, every word verified; reset refused while swapping; swapoff.
 # Loads and unloads the hzram module itself.
 . "$(dirname "$0")/ktap.sh"
 
