@@ -21,6 +21,7 @@
 // Usage: hzbench --corpus FILE [--threads 1,2,...] [--batch PAGES]
 //                [--seconds S] [--isa scalar|avx2|avx512] [--json FILE]
 //                [--backend cpu|gpu|hybrid] [--device N] [--slots N]
+//                [--warps N]
 // FILE is a file of 4 KiB pages, or one compressed with xz (*.xz).
 #include <getopt.h>
 #include <lz4.h>
@@ -235,7 +236,7 @@ void Usage() {
   std::fprintf(stderr,
                "usage: hzbench --corpus FILE [--threads 1,2,...] [--batch PAGES] [--seconds S]\n"
                "               [--isa scalar|avx2|avx512] [--json FILE]\n"
-               "               [--backend cpu|gpu|hybrid] [--device N] [--slots N]\n");
+               "               [--backend cpu|gpu|hybrid] [--device N] [--slots N] [--warps N]\n");
   std::exit(2);
 }
 
@@ -356,10 +357,11 @@ int main(int argc, char** argv) {
                                 {"batch", 1, nullptr, 'b'},  {"seconds", 1, nullptr, 's'},
                                 {"isa", 1, nullptr, 'i'},    {"json", 1, nullptr, 'j'},
                                 {"backend", 1, nullptr, 'B'}, {"device", 1, nullptr, 'D'},
-                                {"slots", 1, nullptr, 'S'},  {nullptr, 0, nullptr, 0}};
+                                {"slots", 1, nullptr, 'S'},  {"warps", 1, nullptr, 'W'},
+                                {nullptr, 0, nullptr, 0}};
   std::string corpus, json, isa_name, backend = "cpu";
   int device = 0;
-  unsigned slots = 3;
+  unsigned slots = 3, warps = 4;
   std::vector<unsigned> threads;
   std::size_t batch = 1024;
   double seconds = 1.0;
@@ -386,10 +388,13 @@ int main(int argc, char** argv) {
       case 'B': backend = optarg; break;
       case 'D': device = std::atoi(optarg); break;
       case 'S': slots = static_cast<unsigned>(std::atoi(optarg)); break;
+      case 'W': warps = static_cast<unsigned>(std::atoi(optarg)); break;
       default: Usage();
     }
   }
-  if (corpus.empty() || batch < 1 || batch > 4096 || seconds <= 0 || slots < 1) Usage();
+  if (corpus.empty() || batch < 1 || batch > 4096 || seconds <= 0 || slots < 1 ||
+      warps < 1 || warps > 32)
+    Usage();
   if (backend != "cpu" && backend != "gpu" && backend != "hybrid") Usage();
 #ifndef HZRAM_HAVE_CUDA
   if (backend != "cpu") {
@@ -404,6 +409,7 @@ int main(int argc, char** argv) {
     go.device = device;
     go.slots = slots;
     go.max_batch = batch;
+    go.warps_per_block = warps;
     int err = 0;
     std::string why;
     gpu = hzram::GpuCodec::Create(go, &err, &why);
@@ -515,8 +521,8 @@ int main(int argc, char** argv) {
   }
 #endif
   for (const auto& a : accel) {
-    std::printf("\n%s on %s, batches of %zu pages, %u slots:\n", a.name.c_str(), a.device.c_str(),
-                batch, slots);
+    std::printf("\n%s on %s, batches of %zu pages, %u slots, %u warps per block:\n", a.name.c_str(),
+                a.device.c_str(), batch, slots, warps);
     std::printf("  end to end   comp %.2f GB/s (%.2fx liblz4)  dec %.2f GB/s (%.2fx liblz4)  ratio %.3f\n",
                 a.comp_gbs, a.comp_gbs / base.comp_gbs, a.decomp_gbs, a.decomp_gbs / base.decomp_gbs,
                 a.ratio);
@@ -562,12 +568,12 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < accel.size(); i++) {
       const Accel& a = accel[i];
       const double nc = a.comp.batches ? a.comp.batches : 1, nd = a.decomp.batches ? a.decomp.batches : 1;
-      std::fprintf(f, "%s\n    {\"backend\": \"%s\", \"device\": \"%s\", \"slots\": %u, \"comp_gbs\": %.3f, "
+      std::fprintf(f, "%s\n    {\"backend\": \"%s\", \"device\": \"%s\", \"slots\": %u, \"warps\": %u, \"comp_gbs\": %.3f, "
                    "\"decomp_gbs\": %.3f, \"comp_kernel_gbs\": %.3f, \"decomp_kernel_gbs\": %.3f, \"ratio\": %.4f, "
                    "\"comp_ms\": {\"host\": %.4f, \"h2d\": %.4f, \"kernel\": %.4f, \"d2h\": %.4f, \"total\": %.4f}, "
                    "\"decomp_ms\": {\"host\": %.4f, \"h2d\": %.4f, \"kernel\": %.4f, \"d2h\": %.4f, \"total\": %.4f}, "
                    "\"backend_share\": %.4f, \"link_h2d_gbs\": %.3f, \"link_d2h_gbs\": %.3f}",
-                   i ? "," : "", a.name.c_str(), a.device.c_str(), slots, a.comp_gbs, a.decomp_gbs,
+                   i ? "," : "", a.name.c_str(), a.device.c_str(), slots, warps, a.comp_gbs, a.decomp_gbs,
                    a.comp_kernel_gbs, a.decomp_kernel_gbs, a.ratio, a.comp.host_ms / nc, a.comp.h2d_ms / nc,
                    a.comp.kernel_ms / nc, a.comp.d2h_ms / nc, a.comp.total_ms / nc, a.decomp.host_ms / nd,
                    a.decomp.h2d_ms / nd, a.decomp.kernel_ms / nd, a.decomp.d2h_ms / nd, a.decomp.total_ms / nd,
