@@ -6,6 +6,7 @@
 #include <lz4.h>
 
 #include <cerrno>
+#include <chrono>
 #include <memory>
 
 #include "gpu/lz4_warp.h"
@@ -44,7 +45,15 @@ class GpuCodecTest : public ::testing::Test {
     EXPECT_GT(t.kernel_ms, 0);
     EXPECT_GE(t.total_ms, t.host_ms + t.h2d_ms + t.kernel_ms + t.d2h_ms - 1e-3);
     EXPECT_EQ(n * kPageSize, t.h2d_bytes);
-    EXPECT_EQ(n * (kPageSize + sizeof(hzram_page_record)), t.d2h_bytes);
+    // Compacted on the device: the records and the bytes they use, packed
+    // in page order, are all that comes back.
+    std::uint64_t used = 0;
+    for (std::size_t i = 0; i < n; i++) {
+      if (rec[i].kind == HZRAM_PAGE_SAME) continue;
+      ASSERT_EQ(used, rec[i].value) << i;
+      used += rec[i].length;
+    }
+    EXPECT_EQ(n * sizeof(hzram_page_record) + used, t.d2h_bytes);
     auto scratch = std::make_unique<gpu::CompressScratch>();
     std::vector<std::uint8_t> host(gpu::kPage);
     for (std::size_t i = 0; i < n; i++) {
@@ -184,14 +193,14 @@ TEST_F(GpuCodecTest, ThousandsOfBatchesThroughTheRing) {
 // codec: every page still comes back, the GPU is disabled with a reason.
 void FaultRun() {
   GpuOptions o;
-  o.fault_at_batch = 5;
+  o.fault_at_batch = 19;
   int err = 0;
   std::string why;
   auto faulty = GpuCodec::Create(o, &err, &why);
   ASSERT_TRUE(faulty) << err << " " << why;
   // One CPU thread, so that the GPU surely gets a share of every batch;
-  // calibration makes the first four compressions, the loop's first
-  // compression is the fifth.
+  // calibration makes the first 18 compressions (6 runs of 3 sizes), the
+  // loop's first compression is the 19th.
   CodecOptions co;
   co.threads = 1;
   auto cpu = Codec::Create(co);
@@ -228,6 +237,105 @@ TEST_F(GpuCodecTest, AFaultFallsBackToTheCpuWithEveryPageIntact) {
       ::testing::ExitedWithCode(0), "");
 }
 
+TEST_F(GpuCodecTest, RegisteredMemoryGoesStraightToTheDevice) {
+  HZRAM_CORPUS_OR_SKIP(corpus);
+  const std::size_t n = 1024;
+  std::vector<std::uint8_t> pages(&corpus[0], &corpus[n * kPageSize]);
+  std::vector<hzram_page_record> rec(n), rec2(n);
+  std::vector<std::uint8_t> arena(Codec::ArenaBytes(n)), arena2(Codec::ArenaBytes(n));
+  std::vector<std::uint8_t> out(n * kPageSize);
+  std::vector<int> status(n);
+  ASSERT_EQ(0, codec_->Compress(PageList(pages.data(), n), rec, arena));
+  EXPECT_EQ(0u, codec_->stats().direct);
+  ASSERT_EQ(0, codec_->RegisterHostMemory(pages.data(), pages.size()));
+  ASSERT_EQ(0, codec_->RegisterHostMemory(arena2.data(), arena2.size()));
+  EXPECT_EQ(-EINVAL, codec_->RegisterHostMemory(pages.data() + kPageSize, kPageSize)) << "overlaps";
+  EXPECT_EQ(-EINVAL, codec_->RegisterHostMemory(nullptr, kPageSize));
+  // The same output, read from the caller's memory.
+  ASSERT_EQ(0, codec_->Compress(PageList(pages.data(), n), rec2, arena2));
+  EXPECT_EQ(1u, codec_->stats().direct);
+  for (std::size_t i = 0; i < n; i++) {
+    ASSERT_EQ(rec[i].kind, rec2[i].kind) << i;
+    ASSERT_EQ(rec[i].value, rec2[i].value) << i;
+    ASSERT_EQ(rec[i].length, rec2[i].length) << i;
+  }
+  ASSERT_EQ(0, std::memcmp(arena.data(), arena2.data(), arena.size()));
+  // A decompression from the registered arena, and one of a part of it.
+  ASSERT_EQ(0, codec_->Decompress(rec2, arena2, MutablePageList(out.data(), n), status));
+  EXPECT_EQ(2u, codec_->stats().direct);
+  ASSERT_EQ(0, std::memcmp(out.data(), pages.data(), out.size()));
+  // A list of pointers is staged, registered or not.
+  std::vector<const void*> ptrs(n);
+  for (std::size_t i = 0; i < n; i++) ptrs[i] = &pages[(n - 1 - i) * kPageSize];
+  ASSERT_EQ(0, codec_->Compress(PageList(ptrs.data(), n), rec, arena));
+  EXPECT_EQ(2u, codec_->stats().direct);
+  ASSERT_EQ(0, codec_->Decompress(rec, arena, MutablePageList(out.data(), n), status));
+  for (std::size_t i = 0; i < n; i++)
+    ASSERT_EQ(0, std::memcmp(&out[i * kPageSize], ptrs[i], kPageSize)) << i;
+  EXPECT_EQ(0, codec_->UnregisterHostMemory(pages.data()));
+  EXPECT_EQ(0, codec_->UnregisterHostMemory(arena2.data()));
+  EXPECT_EQ(-EINVAL, codec_->UnregisterHostMemory(pages.data()));
+}
+
+TEST_F(GpuCodecTest, StagingThreadsGiveTheSameOutput) {
+  HZRAM_CORPUS_OR_SKIP(corpus);
+  const std::size_t n = 4096;
+  std::vector<hzram_page_record> rec[2] = {std::vector<hzram_page_record>(n), std::vector<hzram_page_record>(n)};
+  std::vector<std::uint8_t> arena[2] = {std::vector<std::uint8_t>(Codec::ArenaBytes(n)),
+                                        std::vector<std::uint8_t>(Codec::ArenaBytes(n))};
+  for (unsigned threads : {1u, 7u}) {
+    GpuOptions o;
+    o.staging_threads = threads;
+    auto c = Make(o);
+    ASSERT_TRUE(c);
+    const int k = threads == 1 ? 0 : 1;
+    ASSERT_EQ(0, c->Compress(PageList(corpus.data(), n), rec[k], arena[k]));
+    std::vector<std::uint8_t> out(n * kPageSize);
+    std::vector<int> status(n);
+    ASSERT_EQ(0, c->Decompress(rec[k], arena[k], MutablePageList(out.data(), n), status));
+    ASSERT_EQ(0, std::memcmp(out.data(), corpus.data(), out.size())) << threads;
+  }
+  for (std::size_t i = 0; i < n; i++) ASSERT_EQ(rec[0][i].value, rec[1][i].value) << i;
+  ASSERT_EQ(0, std::memcmp(arena[0].data(), arena[1].data(), arena[0].size()));
+}
+
+// A batch that the device holds up (a kernel spinning for 3 s before it),
+// in a hybrid codec with a 0.3 s watchdog: given up, redone on the CPU,
+// every page intact, the GPU disabled with the reason.
+TEST_F(GpuCodecTest, AHungBatchIsRedoneOnTheCpu) {
+  HZRAM_CORPUS_OR_SKIP(corpus);
+  GpuOptions o;
+  o.hang_at_batch = 19;  // the first compression after calibration
+  o.hang_ms = 3000;
+  auto hung = Make(o);
+  ASSERT_TRUE(hung);
+  CodecOptions co;
+  co.threads = 1;
+  auto cpu = Codec::Create(co);
+  HybridCodec h(cpu.get(), hung.get());
+  h.set_watchdog(0.3);
+  ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 512)));
+  ASSERT_TRUE(h.backend_enabled());
+  const std::size_t n = 4096;
+  std::vector<hzram_page_record> rec(n);
+  std::vector<std::uint8_t> arena(Codec::ArenaBytes(n)), out(n * kPageSize);
+  std::vector<int> status(n);
+  const auto t = std::chrono::steady_clock::now();
+  for (int b = 0; b < 3; b++) {
+    ASSERT_EQ(0, h.Compress(PageList(&corpus[b * n * kPageSize], n), rec, arena));
+    ASSERT_EQ(0, h.Decompress(rec, arena, MutablePageList(out.data(), n), status));
+    ASSERT_EQ(0, std::memcmp(out.data(), &corpus[b * n * kPageSize], n * kPageSize)) << b;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t, std::chrono::milliseconds(2500))
+      << "the caller waited for the hung batch";
+  EXPECT_EQ(1u, h.timeouts());
+  EXPECT_FALSE(h.backend_enabled());
+  EXPECT_FALSE(hung->healthy());
+  EXPECT_NE(std::string::npos, h.backend_why().find("watchdog")) << h.backend_why();
+  // Its destructor neither waits for the device nor frees what it may
+  // still use.
+}
+
 TEST_F(GpuCodecTest, BadArguments) {
   std::vector<hzram_page_record> rec(8);
   std::vector<std::uint8_t> pages(8 * kPageSize), arena(Codec::ArenaBytes(8));
@@ -238,6 +346,10 @@ TEST_F(GpuCodecTest, BadArguments) {
   GpuOptions o;
   o.slots = 0;
   int err = 0;
+  EXPECT_EQ(nullptr, GpuCodec::Create(o, &err));
+  EXPECT_EQ(-EINVAL, err);
+  o = GpuOptions();
+  o.hang_at_batch = 3;  // a hang needs its length
   EXPECT_EQ(nullptr, GpuCodec::Create(o, &err));
   EXPECT_EQ(-EINVAL, err);
   o = GpuOptions();

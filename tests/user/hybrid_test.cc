@@ -6,7 +6,13 @@
 // speeds, and that a failing backend loses no page.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "hzram/backend.h"
@@ -23,80 +29,172 @@ class FakeBackend : public AsyncBackend {
     codec_ = Codec::Create(o);
   }
   ~FakeBackend() override {
-    if (worker_.joinable()) worker_.join();
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      release_ = true;
+    }
+    cv_.notify_all();
+    for (auto& [t, b] : inflight_)
+      if (b->worker.joinable()) b->worker.join();
+    for (auto& b : abandoned_)
+      if (b->worker.joinable()) b->worker.join();
   }
 
   double us_per_page = 0;     // the modelled device's speed
   double fixed_us = 0;        // and cost per batch
   double link_bytes_per_s = 0;  // its link, both ways (0: not modelled)
+  // Modelled times are multiplied by (1 + noise * u), u in [-1, 1) drawn
+  // per batch: a device whose timings jitter.
+  double noise = 0;
   int fail_at = 0;            // batch number (from 1) that fails; 0: none
   int refuse_at = 0;          // batch number whose submission gets -EBUSY
+  int hang_at = 0;            // batch number that never finishes; 0: none
+  unsigned slots = 1;         // batches in flight at once
   int batches = 0;
+  int most_in_flight = 0;     // the most batches in flight at once, seen
+  int abandoned = 0;          // batches given up by the caller
 
+  // As a device's, the outputs are made in buffers of the backend's own
+  // and copied to the caller's in Wait(): an abandoned batch writes
+  // nothing of the caller's.
   int SubmitCompress(const PageList& pages, std::span<hzram_page_record> records,
                      std::span<std::uint8_t> arena) override {
-    if (!healthy_) return -EIO;
-    if (batches + 1 == refuse_at) return refuse_at = 0, -EBUSY;
-    const int n = ++batches;
-    pages_ = pages.size();
-    h2d_bytes_ = pages.size() * kPageSize;
-    d2h_bytes_ = pages.size() * (kPageSize + sizeof(hzram_page_record));
-    worker_ = std::thread([=, this] {
-      if (n == fail_at) {
-        // A failed device leaves garbage behind: the caller must not use it.
-        for (auto& r : records) r = {~0ull, 12345, 77, 9};
-        return;
-      }
-      result_ = codec_->Compress(pages, records, arena);
-    });
-    return n;
+    return Submit(pages.size(), pages.size() * kPageSize,
+                  pages.size() * (kPageSize + sizeof(hzram_page_record)), [=, this](Batch* b) {
+                    b->records.resize(pages.size());
+                    b->bytes.resize(Codec::ArenaBytes(pages.size()));
+                    b->copy_out = [=] {
+                      std::copy(b->records.begin(), b->records.end(), records.begin());
+                      std::copy(b->bytes.begin(), b->bytes.end(), arena.begin());
+                    };
+                    if (b->fail) {
+                      // A failed device leaves garbage behind: the caller must not use it.
+                      for (auto& r : b->records) r = {~0ull, 12345, 77, 9};
+                      return 0;
+                    }
+                    return codec_->Compress(pages, b->records, b->bytes);
+                  });
   }
   int SubmitDecompress(std::span<const hzram_page_record> records, std::span<const std::uint8_t> arena,
                        const MutablePageList& pages, std::span<int> status) override {
-    if (!healthy_) return -EIO;
-    if (batches + 1 == refuse_at) return refuse_at = 0, -EBUSY;
-    const int n = ++batches;
-    pages_ = records.size();
-    h2d_bytes_ = records.size_bytes() + arena.size();
-    d2h_bytes_ = records.size() * (kPageSize + sizeof(int));
-    worker_ = std::thread([=, this] {
-      if (n == fail_at) {
-        for (std::size_t i = 0; i < pages.size(); i++) std::memset(pages[i], 0xdd, kPageSize);
-        return;
-      }
-      result_ = codec_->Decompress(records, arena, pages, status);
-    });
-    return n;
+    return Submit(records.size(), records.size_bytes() + arena.size(),
+                  records.size() * (kPageSize + sizeof(int)), [=, this](Batch* b) {
+                    const std::size_t n = records.size();
+                    b->bytes.resize(n * kPageSize);
+                    b->status.resize(n);
+                    b->copy_out = [=] {
+                      for (std::size_t i = 0; i < n; i++)
+                        std::memcpy(pages[i], &b->bytes[i * kPageSize], kPageSize);
+                      std::copy(b->status.begin(), b->status.end(), status.begin());
+                    };
+                    if (b->fail) {
+                      std::fill(b->bytes.begin(), b->bytes.end(), 0xdd);
+                      return 0;
+                    }
+                    return codec_->Decompress(records, arena, MutablePageList(b->bytes.data(), n),
+                                              b->status);
+                  });
   }
   int Wait(int ticket, BatchTiming* t) override {
-    worker_.join();
+    auto it = inflight_.find(ticket);
+    if (it == inflight_.end()) return -EINVAL;
+    std::unique_ptr<Batch> b = std::move(it->second);
+    inflight_.erase(it);
+    b->worker.join();
     if (ticket == fail_at) {
       healthy_ = false;
       return -EIO;
     }
+    if (!healthy_) return -EIO;
+    b->copy_out();
     if (t) {
       *t = BatchTiming();
-      t->total_ms = (fixed_us + us_per_page * pages_) / 1e3;
+      t->total_ms = (fixed_us + us_per_page * b->pages) * b->jitter / 1e3;
       if (link_bytes_per_s > 0) {
-        t->h2d_bytes = h2d_bytes_;
-        t->d2h_bytes = d2h_bytes_;
-        t->h2d_ms = h2d_bytes_ / link_bytes_per_s * 1e3;
-        t->d2h_ms = d2h_bytes_ / link_bytes_per_s * 1e3;
+        t->h2d_bytes = b->h2d;
+        t->d2h_bytes = b->d2h;
+        t->h2d_ms = b->h2d / link_bytes_per_s * 1e3;
+        t->d2h_ms = b->d2h / link_bytes_per_s * 1e3;
       }
     }
-    return result_;
+    return b->result;
   }
+  bool Ready(int ticket) override {
+    auto it = inflight_.find(ticket);
+    return it == inflight_.end() || !healthy_ || it->second->done.load();
+  }
+  void Abandon(int ticket, const std::string& why) override {
+    auto it = inflight_.find(ticket);
+    if (it == inflight_.end()) return;
+    abandoned++;
+    healthy_ = false;
+    why_ = why;
+    // The worker of a hung batch stays parked until the destructor; it
+    // writes nothing.
+    abandoned_.push_back(std::move(it->second));
+    inflight_.erase(it);
+  }
+  unsigned max_in_flight() const override { return slots; }
   bool healthy() const override { return healthy_; }
-  std::string why() const override { return healthy_ ? "" : "fake device lost at batch " + std::to_string(fail_at); }
+  std::string why() const override {
+    if (healthy_) return "";
+    return why_.empty() ? "fake device lost at batch " + std::to_string(fail_at) : why_;
+  }
   std::size_t max_batch() const override { return 4096; }
 
  private:
+  struct Batch {
+    std::thread worker;
+    std::size_t pages = 0;
+    std::uint64_t h2d = 0, d2h = 0;
+    double jitter = 1;
+    bool fail = false;
+    int result = 0;
+    std::atomic<bool> done{false};
+    std::vector<hzram_page_record> records;
+    std::vector<std::uint8_t> bytes;
+    std::vector<int> status;
+    std::function<void()> copy_out;
+  };
+
+  template <class Run>
+  int Submit(std::size_t pages, std::uint64_t h2d, std::uint64_t d2h, Run run) {
+    if (!healthy_) return -EIO;
+    if (batches + 1 == refuse_at) return refuse_at = 0, -EBUSY;
+    if (inflight_.size() >= slots) return -EBUSY;
+    const int n = ++batches;
+    auto b = std::make_unique<Batch>();
+    b->pages = pages;
+    b->h2d = h2d;
+    b->d2h = d2h;
+    seed_ = seed_ * 6364136223846793005ull + 1442695040888963407ull;
+    b->jitter = 1 + noise * (static_cast<double>(seed_ >> 11) / 9007199254740992.0 * 2 - 1);
+    b->fail = n == fail_at;
+    const bool hang = n == hang_at;
+    Batch* raw = b.get();
+    b->worker = std::thread([=, this] {
+      if (hang) {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [this] { return release_; });
+        return;  // never finishes as far as the caller can tell
+      }
+      raw->result = run(raw);
+      raw->done.store(true);
+    });
+    inflight_.emplace(n, std::move(b));
+    most_in_flight = std::max(most_in_flight, static_cast<int>(inflight_.size()));
+    return n;
+  }
+
   std::unique_ptr<Codec> codec_;
-  std::thread worker_;
-  std::size_t pages_ = 0;
-  std::uint64_t h2d_bytes_ = 0, d2h_bytes_ = 0;
-  int result_ = 0;
+  std::map<int, std::unique_ptr<Batch>> inflight_;
+  std::vector<std::unique_ptr<Batch>> abandoned_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool release_ = false;
   bool healthy_ = true;
+  std::string why_;
+  std::uint64_t seed_ = 42;
 };
 
 std::unique_ptr<Codec> Cpu() {
@@ -195,6 +293,85 @@ TEST(HybridTest, FollowsTheObservedSpeed) {
   for (int b = 0; b < 12; b++) RoundTrip(h, 2000, 2000);
   EXPECT_LT(h.last_backend_pages() * 3, fast_share)
       << "share " << fast_share << " -> " << h.last_backend_pages();
+}
+
+TEST(HybridTest, CalibrationIsRobustToJitter) {
+  HZRAM_CORPUS_OR_SKIP(corpus);
+  auto cpu = Cpu();
+  FakeBackend fake;
+  fake.us_per_page = 2;
+  fake.fixed_us = 100;
+  fake.link_bytes_per_s = 8e9;
+  fake.noise = 0.2;  // each batch's time off by up to 20%
+  HybridCodec h(cpu.get(), &fake);
+  ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 512)));
+  EXPECT_NEAR(500000, h.compress_rates().backend_pages_per_s, 500000 * 0.3);
+  EXPECT_NEAR(500000, h.decompress_rates().backend_pages_per_s, 500000 * 0.3);
+  EXPECT_GE(h.compress_rates().backend_fixed_s, 0);
+  EXPECT_LT(h.compress_rates().backend_fixed_s, 300e-6);
+}
+
+TEST(HybridTest, CalibrationNeverFindsTheDeviceFree) {
+  HZRAM_CORPUS_OR_SKIP(corpus);
+  auto cpu = Cpu();
+  // A device whose fixed cost hides its cost per page, and jitters: a
+  // line through its times can have any slope, even a negative one.
+  FakeBackend fake;
+  fake.us_per_page = 0.01;
+  fake.fixed_us = 5000;
+  fake.noise = 0.05;
+  fake.link_bytes_per_s = 10e9;
+  HybridCodec h(cpu.get(), &fake);
+  ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 512)));
+  // Bounded by what the copies of a page take on its link (about 0.8 us
+  // for a compression's 8 KiB, 0.4 us for a decompression's).
+  EXPECT_LE(h.compress_rates().backend_pages_per_s, 10e9 / (2 * kPageSize) * 1.01);
+  EXPECT_LE(h.decompress_rates().backend_pages_per_s, 10e9 / kPageSize * 1.01);
+  for (const auto* r : {&h.compress_rates(), &h.decompress_rates()}) {
+    EXPECT_GT(r->backend_pages_per_s, 0);
+    EXPECT_GE(r->backend_fixed_s, 0);
+    EXPECT_LE(r->backend_fixed_s, 5000e-6 * 1.06);
+  }
+}
+
+TEST(HybridTest, SharesGoAsSeveralBatchesInFlight) {
+  HZRAM_CORPUS_OR_SKIP(corpus);
+  auto cpu = Cpu();
+  FakeBackend fake;
+  fake.us_per_page = 0.5;  // much faster than the CPU: it takes most pages
+  fake.slots = 3;
+  HybridCodec h(cpu.get(), &fake);
+  ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 512)));
+  for (std::size_t b = 0; b < 4; b++) {
+    RoundTrip(h, b * 4000, 4000);
+    EXPECT_GT(h.last_backend_pages(), 3 * HybridCodec::kMinSubBatch) << b;
+  }
+  EXPECT_EQ(3, fake.most_in_flight);
+  EXPECT_TRUE(h.backend_enabled());
+}
+
+TEST(HybridTest, AHungBatchIsRedoneOnTheCpuAndTheBackendDisabled) {
+  HZRAM_CORPUS_OR_SKIP(corpus);
+  auto cpu = Cpu();
+  for (const bool compress : {true, false}) {
+    FakeBackend fake;
+    fake.us_per_page = 1;
+    fake.slots = 2;
+    HybridCodec h(cpu.get(), &fake);
+    h.set_watchdog(0.5);
+    ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 512)));
+    // The next compression's first part, or the next decompression's.
+    fake.hang_at = fake.batches + 1 + (compress ? 0 : 2);
+    const auto t = std::chrono::steady_clock::now();
+    RoundTrip(h, 0, 3000);  // every page back, intact
+    RoundTrip(h, 3000, 3000);
+    EXPECT_LT(std::chrono::steady_clock::now() - t, std::chrono::seconds(20));
+    EXPECT_EQ(1u, h.timeouts()) << compress;
+    EXPECT_GE(fake.abandoned, 1) << compress;
+    EXPECT_FALSE(h.backend_enabled()) << compress;
+    EXPECT_NE(std::string::npos, h.backend_why().find("watchdog")) << h.backend_why();
+    EXPECT_EQ(0u, h.last_backend_pages());
+  }
 }
 
 TEST(HybridTest, FailingBackendFallsBackToTheCpu) {

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "hzram/backend.h"
 
@@ -25,7 +26,9 @@ bool HasData(const hzram_page_record& r) {
 }  // namespace
 
 HybridCodec::HybridCodec(Codec* cpu, AsyncBackend* backend)
-    : cpu_(cpu), backend_(backend), rebased_(cpu->max_batch()) {}
+    : cpu_(cpu), backend_(backend), rebased_(cpu->max_batch()) {
+  if (backend_) parts_.reserve(std::max(1u, backend_->max_in_flight()));
+}
 
 void HybridCodec::Refused() {
   // -EBUSY or a batch it cannot take leave a healthy backend on.
@@ -70,6 +73,30 @@ void HybridCodec::Update(Rates& r, std::size_t cpu_pages, double cpu_s, std::siz
   blend(r.backend_host_s_per_page, backend.host_ms / 1e3 / backend_pages);
 }
 
+namespace {
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The device's time for a backend share run as parts in flight: their
+// kernels one after another, with the first part's copy in and the last
+// part's copy out around them (the other copies overlap the kernels);
+// where a backend reports no breakdown, its parts' times added up.
+double DeviceSeconds(const std::vector<BatchTiming>& t) {
+  double kernels = 0, whole = 0;
+  for (const auto& p : t) {
+    kernels += p.kernel_ms;
+    whole += p.total_ms - p.host_ms;
+  }
+  if (kernels <= 0) return whole / 1e3;
+  return std::min(whole, kernels + t.front().h2d_ms + t.back().d2h_ms) / 1e3;
+}
+
+}  // namespace
+
 int HybridCodec::Calibrate(const PageList& sample_in) {
   const std::size_t n = std::min(sample_in.size(), cpu_->max_batch());
   if (n < 2) return -EINVAL;
@@ -78,52 +105,185 @@ int HybridCodec::Calibrate(const PageList& sample_in) {
   std::vector<std::uint8_t> arena(Codec::ArenaBytes(n)), out(n * kPageSize);
   std::vector<int> status(n);
 
-  // The CPU, warm.
-  for (int pass = 0; pass < 2; pass++) {
+  // The CPU, warm: the median of several runs.
+  constexpr int kRuns = 5;
+  std::vector<double> cs, ds;
+  for (int pass = 0; pass < kRuns + 1; pass++) {
     auto t = Clock::now();
     if (int ret = cpu_->Compress(sample, rec, arena)) return ret;
-    comp_.cpu_pages_per_s = n / Since(t);
+    const double c = Since(t);
     t = Clock::now();
     if (cpu_->Decompress(rec, arena, MutablePageList(out.data(), n), status) < 0) return -EINVAL;
-    decomp_.cpu_pages_per_s = n / Since(t);
+    const double d = Since(t);
+    if (pass) cs.push_back(c), ds.push_back(d);  // the first run warms up
   }
+  comp_.cpu_pages_per_s = n / Median(cs);
+  decomp_.cpu_pages_per_s = n / Median(ds);
   if (!backend_enabled()) return 0;
 
-  // The backend: a line through its times for one page and for the sample
-  // gives its cost per page and per batch.
+  // The backend: batches of 1, m / 2 and m pages, several runs each; a
+  // line through the medians of its device time gives its cost per page
+  // and per batch, bounded (see Rates).
   const std::size_t m = std::min(n, backend_->max_batch());
+  const std::size_t sizes[3] = {1, std::max<std::size_t>(1, m / 2), m};
   std::vector<hzram_page_record> brec(m);
   std::vector<std::uint8_t> barena(Codec::ArenaBytes(m));
-  for (int pass = 0; pass < 2; pass++) {
-    BatchTiming tc[2], td[2];
-    const std::size_t counts[2] = {1, m};
-    for (int k = 0; k < 2; k++) {
-      const std::size_t count = counts[k];
-      int ticket = backend_->SubmitCompress(sample.Sub(0, count), std::span(brec.data(), count),
-                                            std::span(barena.data(), Codec::ArenaBytes(count)));
-      if (ticket < 0 || backend_->Wait(ticket, &tc[k]) < 0) return BackendFailed(), 0;
-      ticket = backend_->SubmitDecompress(std::span(brec.data(), count),
+  struct Samples {
+    std::vector<double> device[3], host[3], copies[3];
+  } sc, sd;
+  std::vector<BatchTiming> largest_c, largest_d;
+  auto wait = [&](int ticket, BatchTiming* t) {
+    if (ticket < 0) return -EIO;
+    const auto deadline = Clock::now() + std::chrono::duration<double>(watchdog_s_);
+    while (!backend_->Ready(ticket)) {
+      if (Clock::now() > deadline) {
+        timeouts_++;
+        backend_->Abandon(ticket, "a calibration batch did not finish within the watchdog's " +
+                                      std::to_string(watchdog_s_) + " s");
+        return -ETIMEDOUT;
+      }
+      std::this_thread::yield();
+    }
+    return backend_->Wait(ticket, t);
+  };
+  auto add = [](Samples& s, int k, const BatchTiming& t) {
+    s.device[k].push_back((t.total_ms - t.host_ms) / 1e3);
+    s.host[k].push_back(t.host_ms / 1e3);
+    s.copies[k].push_back((t.h2d_ms + t.d2h_ms) / 1e3);
+  };
+  for (int pass = 0; pass < kRuns + 1; pass++) {
+    for (int k = 0; k < 3; k++) {
+      const std::size_t count = sizes[k];
+      BatchTiming tc, td;
+      if (wait(backend_->SubmitCompress(sample.Sub(0, count), std::span(brec.data(), count),
+                                        std::span(barena.data(), Codec::ArenaBytes(count))),
+               &tc) < 0)
+        return BackendFailed(), 0;
+      if (wait(backend_->SubmitDecompress(std::span(brec.data(), count),
                                           std::span(barena.data(), Codec::ArenaBytes(count)),
                                           MutablePageList(out.data(), count),
-                                          std::span(status.data(), count));
-      if (ticket < 0 || backend_->Wait(ticket, &td[k]) < 0) return BackendFailed(), 0;
+                                          std::span(status.data(), count)),
+               &td) < 0)
+        return BackendFailed(), 0;
+      if (pass == 0) continue;  // warm-up
+      add(sc, k, tc);
+      add(sd, k, td);
+      if (k == 2) largest_c.push_back(tc), largest_d.push_back(td);
     }
-    // The device's part (all but the host copies) on a line through the
-    // two batches; the host copies per page from the larger.
-    auto fit = [&](Rates& r, const BatchTiming* t) {
-      const double d0 = (t[0].total_ms - t[0].host_ms) / 1e3, d1 = (t[1].total_ms - t[1].host_ms) / 1e3;
-      const double per_page = std::max(1e-12, (d1 - d0) / (m - 1));
-      r.backend_pages_per_s = 1 / per_page;
-      r.backend_fixed_s = std::max(0.0, d0 - per_page);
-      r.backend_host_s_per_page = t[1].host_ms / 1e3 / m;
-    };
-    fit(comp_, tc);
-    fit(decomp_, td);
-    const double h2d_s = (tc[1].h2d_ms + td[1].h2d_ms) / 1e3, d2h_s = (tc[1].d2h_ms + td[1].d2h_ms) / 1e3;
-    if (h2d_s > 0) link_.h2d_bytes_per_s = (tc[1].h2d_bytes + td[1].h2d_bytes) / h2d_s;
-    if (d2h_s > 0) link_.d2h_bytes_per_s = (tc[1].d2h_bytes + td[1].d2h_bytes) / d2h_s;
   }
+  auto fit = [&](Rates& r, const Samples& s) {
+    double x[3], y[3], mx = 0, my = 0;
+    for (int k = 0; k < 3; k++) {
+      x[k] = static_cast<double>(sizes[k]);
+      y[k] = Median(s.device[k]);
+      mx += x[k] / 3;
+      my += y[k] / 3;
+    }
+    double sxy = 0, sxx = 0;
+    for (int k = 0; k < 3; k++) sxy += (x[k] - mx) * (y[k] - my), sxx += (x[k] - mx) * (x[k] - mx);
+    const double slope = sxx > 0 ? sxy / sxx : y[2] / x[2];
+    // Bounds: no less than the largest batch's copies per page, no more
+    // than its whole time per page.
+    const double lo = Median(s.copies[2]) / x[2], hi = y[2] / x[2];
+    const double per_page = std::max(1e-12, std::clamp(slope, std::min(lo, hi), hi));
+    r.backend_pages_per_s = 1 / per_page;
+    r.backend_fixed_s = std::max(0.0, y[2] - per_page * x[2]);
+    r.backend_host_s_per_page = Median(s.host[2]) / x[2];
+  };
+  fit(comp_, sc);
+  fit(decomp_, sd);
+  double h2d_ms = 0, d2h_ms = 0, h2d_b = 0, d2h_b = 0;
+  for (const auto* v : {&largest_c, &largest_d})
+    for (const auto& t : *v)
+      h2d_ms += t.h2d_ms, d2h_ms += t.d2h_ms, h2d_b += t.h2d_bytes, d2h_b += t.d2h_bytes;
+  if (h2d_ms > 0) link_.h2d_bytes_per_s = h2d_b / (h2d_ms / 1e3);
+  if (d2h_ms > 0) link_.d2h_bytes_per_s = d2h_b / (d2h_ms / 1e3);
   return 0;
+}
+
+int HybridCodec::SubmitParts(std::size_t g, bool compress, const PageList* pages,
+                             std::span<hzram_page_record> records, std::span<std::uint8_t> arena,
+                             std::span<const hzram_page_record> drecords,
+                             std::span<const std::uint8_t> darena, const MutablePageList* dpages,
+                             std::span<int> status) {
+  parts_.clear();
+  // As many parts as may be in flight, none under kMinSubBatch pages
+  // unless the share is, none over the backend's max_batch.
+  const std::size_t max = backend_->max_batch(), slots = std::max(1u, backend_->max_in_flight());
+  const std::size_t k = std::max((g + max - 1) / max, std::clamp<std::size_t>(g / kMinSubBatch, 1, slots));
+  std::size_t first = 0;
+  for (std::size_t j = 0; j < k; j++) {
+    const std::size_t n = g * (j + 1) / k - first;
+    int ticket;
+    if (compress) {
+      ticket = backend_->SubmitCompress(pages->Sub(first, n), records.subspan(first, n),
+                                        arena.subspan(Codec::ArenaBytes(first), Codec::ArenaBytes(n)));
+    } else {
+      // Its records, with the part of the arena they use: in-range
+      // records move with their part, the others stay out of range.
+      std::uint64_t lo = darena.size(), hi = 0;
+      for (std::size_t i = first; i < first + n; i++) {
+        const auto& r = drecords[i];
+        if (HasData(r) && r.value <= darena.size() && r.length <= darena.size() - r.value) {
+          lo = std::min<std::uint64_t>(lo, r.value);
+          hi = std::max<std::uint64_t>(hi, r.value + r.length);
+        }
+      }
+      if (lo > hi) lo = hi = 0;
+      for (std::size_t i = first; i < first + n; i++) {
+        rebased_[i] = drecords[i];
+        if (HasData(drecords[i]) && drecords[i].value >= lo && drecords[i].value <= darena.size())
+          rebased_[i].value -= lo;
+      }
+      ticket = backend_->SubmitDecompress(std::span(rebased_.data() + first, n),
+                                          darena.subspan(lo, hi - lo), dpages->Sub(first, n),
+                                          status.subspan(first, n));
+    }
+    if (ticket < 0) {
+      Refused();
+      break;
+    }
+    parts_.push_back({ticket, first, n});
+    first += n;
+  }
+  return static_cast<int>(first);  // the pages the backend took
+}
+
+int HybridCodec::WaitParts(BatchTiming* timing) {
+  const auto deadline = Clock::now() + std::chrono::duration<double>(watchdog_s_);
+  std::vector<BatchTiming> t(parts_.size());
+  int ret = 0, sum = 0;
+  for (std::size_t j = 0; j < parts_.size(); j++) {
+    const int ticket = parts_[j].ticket;
+    if (ret == 0) {
+      while (!backend_->Ready(ticket) && Clock::now() <= deadline) std::this_thread::yield();
+      if (!backend_->Ready(ticket)) {
+        timeouts_++;
+        char why[160];
+        std::snprintf(why, sizeof(why), "a batch of %zu pages did not finish within the watchdog's %.3f s",
+                      parts_[j].n, watchdog_s_);
+        backend_->Abandon(ticket, why);
+        ret = -ETIMEDOUT;
+        continue;
+      }
+      const int r = backend_->Wait(ticket, &t[j]);
+      if (r < 0)
+        ret = -EIO;
+      else
+        sum += r;
+    } else if (backend_->Ready(ticket)) {
+      backend_->Wait(ticket, nullptr);  // frees it; its outputs are not used
+    } else {
+      backend_->Abandon(ticket, backend_->why());
+    }
+  }
+  if (ret) return ret;
+  if (timing) {
+    *timing = BatchTiming();
+    for (const auto& p : t) timing->host_ms += p.host_ms;
+    timing->total_ms = DeviceSeconds(t) * 1e3 + timing->host_ms;
+  }
+  return sum;
 }
 
 int HybridCodec::Compress(const PageList& pages, std::span<hzram_page_record> records,
@@ -132,32 +292,23 @@ int HybridCodec::Compress(const PageList& pages, std::span<hzram_page_record> re
   if (n > cpu_->max_batch() || records.size() < n || arena.size() < Codec::ArenaBytes(n))
     return -EINVAL;
   std::size_t g = 0;
-  if (backend_enabled()) g = std::min(BackendShare(comp_, n), backend_->max_batch());
+  if (backend_enabled()) g = std::min(BackendShare(comp_, n), backend_->max_batch() * backend_->max_in_flight());
 
-  // The backend's share is pages [0, g) in arena [0, g pages); the CPU's
-  // the rest, its offsets moved past the backend's part.
-  int ticket = -1;
-  if (g) {
-    ticket = backend_->SubmitCompress(pages.Sub(0, g), records.subspan(0, g),
-                                      arena.subspan(0, Codec::ArenaBytes(g)));
-    if (ticket < 0) {
-      Refused();
-      g = 0;
-    }
-  }
+  // The backend's share is pages [0, g) in arena [0, g pages), part by
+  // part; the CPU's the rest, its offsets moved past the backend's part.
+  parts_.clear();
+  if (g) g = SubmitParts(g, true, &pages, records, arena, {}, {}, nullptr, {});
   const auto t = Clock::now();
   int ret = cpu_->Compress(pages.Sub(g, n - g), records.subspan(g, n - g),
                            arena.subspan(Codec::ArenaBytes(g)));
   const double cpu_s = Since(t);
-  if (ret) {
-    if (g) backend_->Wait(ticket, nullptr);  // the slot is freed either way
-    return ret;
-  }
   for (std::size_t i = g; i < n; i++)
     if (HasData(records[i])) records[i].value += Codec::ArenaBytes(g);
 
   BatchTiming timing;
-  if (g && backend_->Wait(ticket, &timing) < 0) {
+  const int waited = g ? WaitParts(&timing) : 0;
+  if (ret) return ret;
+  if (waited < 0) {
     // The backend's part, again on the CPU; the speeds are not updated
     // from a batch done twice (and the backend is off from now on).
     BackendFailed();
@@ -167,6 +318,10 @@ int HybridCodec::Compress(const PageList& pages, std::span<hzram_page_record> re
     Count(n, 0);
     return 0;
   }
+  // Each part's offsets are within its own piece of the arena.
+  for (const auto& p : parts_)
+    for (std::size_t i = p.first; i < p.first + p.n; i++)
+      if (HasData(records[i])) records[i].value += Codec::ArenaBytes(p.first);
   Update(comp_, n - g, cpu_s, g, timing);
   Count(n, g);
   return 0;
@@ -178,54 +333,26 @@ int HybridCodec::Decompress(std::span<const hzram_page_record> records,
   const std::size_t n = records.size();
   if (n > cpu_->max_batch() || pages.size() != n || status.size() != n) return -EINVAL;
   std::size_t g = 0;
-  if (backend_enabled()) g = std::min(BackendShare(decomp_, n), backend_->max_batch());
+  if (backend_enabled()) g = std::min(BackendShare(decomp_, n), backend_->max_batch() * backend_->max_in_flight());
 
-  // The backend gets its records with the part of the arena they use.
-  int ticket = -1;
-  if (g) {
-    std::uint64_t lo = arena.size(), hi = 0;
-    for (std::size_t i = 0; i < g; i++) {
-      const auto& r = records[i];
-      if (HasData(r) && r.value <= arena.size() && r.length <= arena.size() - r.value) {
-        lo = std::min<std::uint64_t>(lo, r.value);
-        hi = std::max<std::uint64_t>(hi, r.value + r.length);
-      }
-    }
-    if (lo > hi) lo = hi = 0;
-    for (std::size_t i = 0; i < g; i++) {
-      rebased_[i] = records[i];
-      // In-range records move with their part; the others stay out of range.
-      if (HasData(records[i]) && records[i].value >= lo && records[i].value <= arena.size())
-        rebased_[i].value -= lo;
-    }
-    ticket = backend_->SubmitDecompress(std::span(rebased_.data(), g), arena.subspan(lo, hi - lo),
-                                        pages.Sub(0, g), status.subspan(0, g));
-    if (ticket < 0) {
-      Refused();
-      g = 0;
-    }
-  }
+  parts_.clear();
+  if (g) g = SubmitParts(g, false, nullptr, {}, {}, records, arena, &pages, status);
   const auto t = Clock::now();
   int failed = cpu_->Decompress(records.subspan(g), arena, pages.Sub(g, n - g), status.subspan(g));
   const double cpu_s = Since(t);
-  if (failed < 0) {
-    if (g) backend_->Wait(ticket, nullptr);
-    return failed;
-  }
 
   BatchTiming timing;
-  if (g) {
-    const int ret = backend_->Wait(ticket, &timing);
-    if (ret < 0) {
-      BackendFailed();
-      const int redo = cpu_->Decompress(records.subspan(0, g), arena, pages.Sub(0, g),
-                                        status.subspan(0, g));
-      if (redo < 0) return redo;
-      Count(n, 0);
-      return failed + redo;
-    }
-    failed += ret;
+  const int waited = g ? WaitParts(&timing) : 0;
+  if (failed < 0) return failed;
+  if (waited < 0) {
+    BackendFailed();
+    const int redo = cpu_->Decompress(records.subspan(0, g), arena, pages.Sub(0, g),
+                                      status.subspan(0, g));
+    if (redo < 0) return redo;
+    Count(n, 0);
+    return failed + redo;
   }
+  failed += waited;
   Update(decomp_, n - g, cpu_s, g, timing);
   Count(n, g);
   return failed;

@@ -54,6 +54,8 @@ class PageList {
   PageList(T** pages, std::size_t n) = delete;
 
   std::size_t size() const { return n_; }
+  // The first page of a contiguous list; nullptr for a list of pointers.
+  const void* contiguous() const { return pages_ ? nullptr : base_; }
   const void* operator[](std::size_t i) const {
     return pages_ ? pages_[i] : base_ + i * kPageSize;
   }
@@ -82,6 +84,8 @@ class MutablePageList {
   MutablePageList(T** pages, std::size_t n) = delete;
 
   std::size_t size() const { return n_; }
+  // The first page of a contiguous list; nullptr for a list of pointers.
+  void* contiguous() const { return pages_ ? nullptr : base_; }
   void* operator[](std::size_t i) const {
     return pages_ ? pages_[i] : base_ + i * kPageSize;
   }

@@ -28,10 +28,20 @@ struct GpuOptions {
   // Largest batch, in pages.
   std::size_t max_batch = 4096;
   // Warps per thread block; each warp works on one page at a time.
-  unsigned warps_per_block = 4;
+  // Chosen by measurement on an H100 (Documentation/gpu.rst).
+  unsigned warps_per_block = 2;
+  // Threads that copy pages into and out of the pinned buffers, the
+  // calling thread included; 0: one per CPU the caller may run on, at
+  // most 8. Batches under 64 pages are copied on the calling thread.
+  unsigned staging_threads = 0;
   // For tests: the number (from 1) of the batch whose compression kernel
   // is given an invalid device pointer, a real CUDA fault. 0: none.
   std::uint64_t fault_at_batch = 0;
+  // For tests: the number (from 1) of the batch that a kernel holds up
+  // for hang_ms before it starts, a hung device as far as the host can
+  // tell. 0: none.
+  std::uint64_t hang_at_batch = 0;
+  unsigned hang_ms = 0;
 };
 
 // Totals since creation.
@@ -40,6 +50,7 @@ struct GpuStats {
   std::uint64_t pages = 0;
   std::uint64_t bytes_in = 0;   // bytes copied to the device
   std::uint64_t bytes_out = 0;  // bytes copied back
+  std::uint64_t direct = 0;     // batches read from registered memory
   double host_ms = 0, h2d_ms = 0, kernel_ms = 0, d2h_ms = 0, total_ms = 0;
 };
 
@@ -61,15 +72,37 @@ class GpuCodec final : public AsyncBackend {
   // AsyncBackend. At most `slots` batches may be in flight: a submission
   // to a slot whose batch was not waited for returns -EBUSY. Tickets are
   // waited for in order.
+  //
+  // A compression's pages go to the device from the caller's memory
+  // where they are contiguous and registered (RegisterHostMemory), else
+  // through a pinned buffer, copied there by the staging threads. Its
+  // output is compacted on the device: only the records and the
+  // compressed bytes come back, packed from the start of @arena in page
+  // order (the records give each page's offset). A decompression's arena
+  // likewise goes from registered memory or through the pinned buffer.
+  // Outputs always come back through the pinned buffers and are copied to
+  // the caller's memory in Wait(), never before: a batch that is
+  // abandoned writes nothing of the caller's.
   int SubmitCompress(const PageList& pages, std::span<hzram_page_record> records,
                      std::span<std::uint8_t> arena) override;
   int SubmitDecompress(std::span<const hzram_page_record> records,
                        std::span<const std::uint8_t> arena, const MutablePageList& pages,
                        std::span<int> status) override;
   int Wait(int ticket, BatchTiming* timing) override;
+  bool Ready(int ticket) override;
+  void Abandon(int ticket, const std::string& why) override;
+  unsigned max_in_flight() const override;
   bool healthy() const override;
   std::string why() const override;
   std::size_t max_batch() const override;
+
+  // Page-lock @bytes of the caller's memory from @p (cudaHostRegister),
+  // so that batches in it go to the device without a copy on the host.
+  // Returns 0, -EINVAL (null, empty, or overlapping a registered range),
+  // -ENOMEM or -EIO. Unregister before the memory is freed, with no batch
+  // in flight from it.
+  int RegisterHostMemory(void* p, std::size_t bytes);
+  int UnregisterHostMemory(void* p);
 
   // Submit and wait, as Codec::Compress / Decompress.
   int Compress(const PageList& pages, std::span<hzram_page_record> records,

@@ -9,9 +9,12 @@
 #include <climits>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
+#include <sched.h>
 
+#include "../thread_pool.h"
 #include "hzram/gpu_codec.h"
 #include "kernels.cuh"
 
@@ -61,13 +64,14 @@ double MsSince(Clock::time_point t) {
 struct GpuCodec::Impl {
   struct Slot {
     Stream stream;
-    Event ev[4];  // submitted, copied in, computed, copied out
+    Event ev[5];  // submitted, copied in, computed, records back, data back
     Pinned<std::uint8_t> h_pages, h_arena;
     Pinned<hzram_page_record> h_records;
     Pinned<int> h_status;
-    DeviceBuf<std::uint8_t> d_pages, d_arena;
+    DeviceBuf<std::uint8_t> d_pages, d_arena, d_packed;
     DeviceBuf<hzram_page_record> d_records;
     DeviceBuf<int> d_status;
+    DeviceBuf<std::uint64_t> d_offsets;
     // The batch in it.
     Op op = Op::kNone;
     int ticket = -1;
@@ -83,11 +87,21 @@ struct GpuCodec::Impl {
   GpuOptions options;
   cudaDeviceProp prop{};
   std::vector<Slot> slots;
+  std::unique_ptr<ThreadPool> pool;  // the staging threads
+  // Page-locked ranges of the caller's (RegisterHostMemory).
+  struct Range {
+    const std::uint8_t* p;
+    std::size_t bytes;
+  };
+  std::vector<Range> registered;
   int next_ticket = 0;
   std::uint64_t submitted = 0;
-  int comp_grid_cap = 0, decomp_grid_cap = 0;  // blocks resident at once
+  int comp_grid_cap = 0, decomp_grid_cap = 0, pack_grid_cap = 0;  // blocks resident at once
   std::size_t comp_smem = 0, decomp_smem = 0;
   bool healthy = true;
+  // A batch was given up: the device may still be running it, so the
+  // buffers are left to the process's exit rather than freed.
+  bool abandoned = false;
   std::string why;
   GpuStats stats;
 
@@ -127,6 +141,38 @@ struct GpuCodec::Impl {
     next_ticket = next_ticket + 1 == wrap ? 0 : next_ticket + 1;
     *out = s;
     return 0;
+  }
+
+  // The slot of a batch in flight, or null.
+  Slot* InFlight(int ticket) {
+    if (ticket < 0) return nullptr;
+    Slot* s = SlotFor(ticket);
+    return s->op == Op::kNone || s->ticket != ticket ? nullptr : s;
+  }
+
+  // Whether [p, p + bytes) lies in one registered range.
+  bool Registered(const void* p, std::size_t bytes) const {
+    const auto* b = static_cast<const std::uint8_t*>(p);
+    for (const auto& r : registered)
+      if (b >= r.p && bytes <= r.bytes && static_cast<std::size_t>(b - r.p) <= r.bytes - bytes)
+        return true;
+    return false;
+  }
+
+  // fn(first, count) over [0, n) in runs, on the staging threads; small
+  // jobs on the caller alone.
+  template <class F>
+  void Parallel(std::size_t n, F&& fn) {
+    if (n < 64 || pool->size() == 1) {
+      fn(std::size_t{0}, n);
+      return;
+    }
+    const std::size_t w = pool->size();
+    auto job = [&](unsigned i) {
+      const std::size_t a = n * i / w, b = n * (i + 1) / w;
+      if (b > a) fn(a, b - a);
+    };
+    pool->Run(job);
   }
 };
 
@@ -172,8 +218,22 @@ GpuCodec::~GpuCodec() {
   // Let every batch still queued finish before its buffers are freed;
   // after a failure these calls fail too, and that is ignored.
   cudaSetDevice(impl_->options.device);
-  for (auto& s : impl_->slots)
-    if (s.stream.s) cudaStreamSynchronize(s.stream.s);
+  if (impl_->abandoned) {
+    // The device may never finish: neither wait for it nor free what it
+    // may still use (freeing synchronises); the process's exit does.
+    for (auto& s : impl_->slots) {
+      (void)s.h_pages.release(), (void)s.h_arena.release(), (void)s.h_records.release();
+      (void)s.h_status.release(), (void)s.d_pages.release(), (void)s.d_arena.release();
+      (void)s.d_packed.release(), (void)s.d_records.release(), (void)s.d_status.release();
+      (void)s.d_offsets.release();
+      s.stream.s = nullptr;
+      for (auto& e : s.ev) e.e = nullptr;
+    }
+  } else {
+    for (auto& s : impl_->slots)
+      if (s.stream.s) cudaStreamSynchronize(s.stream.s);
+  }
+  for (const auto& r : impl_->registered) cudaHostUnregister(const_cast<std::uint8_t*>(r.p));
 }
 
 std::unique_ptr<GpuCodec> GpuCodec::Create(const GpuOptions& options, int* err, std::string* why) {
@@ -182,7 +242,8 @@ std::unique_ptr<GpuCodec> GpuCodec::Create(const GpuOptions& options, int* err, 
   if (!err) err = &e_local;
   if (!why) why = &why_local;
   if (options.slots == 0 || options.max_batch == 0 || options.warps_per_block == 0 ||
-      options.warps_per_block > 32) {
+      options.warps_per_block > 32 || options.staging_threads > 1024 ||
+      (options.hang_at_batch && options.hang_ms == 0)) {
     *err = -EINVAL;
     *why = "bad options";
     return nullptr;
@@ -229,6 +290,25 @@ std::unique_ptr<GpuCodec> GpuCodec::Create(const GpuOptions& options, int* err, 
                                                          m.decomp_smem)) != cudaSuccess)
     return m.Fail("cudaOccupancyMaxActiveBlocksPerMultiprocessor", e), fail(-EIO);
   m.decomp_grid_cap = std::max(1, per_sm) * m.prop.multiProcessorCount;
+  if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gpu::PackKernel, threads, 0)) !=
+      cudaSuccess)
+    return m.Fail("cudaOccupancyMaxActiveBlocksPerMultiprocessor", e), fail(-EIO);
+  m.pack_grid_cap = std::max(1, per_sm) * m.prop.multiProcessorCount;
+
+  // The staging threads.
+  unsigned staging = options.staging_threads;
+  if (staging == 0) {
+    cpu_set_t set;
+    staging = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+    staging = std::clamp(staging, 1u, 8u);
+  }
+  int perr = 0;
+  m.pool = ThreadPool::Create(staging, false, &perr);
+  if (!m.pool) {
+    *err = perr;
+    *why = "staging threads: " + std::string(std::strerror(-perr));
+    return nullptr;
+  }
 
   // Buffers: -ENOMEM when there is not enough memory, -EIO for any other
   // CUDA error.
@@ -255,7 +335,9 @@ std::unique_ptr<GpuCodec> GpuCodec::Create(const GpuOptions& options, int* err, 
     if ((ret = alloc(s.h_pages, pages_bytes, true)) || (ret = alloc(s.h_arena, pages_bytes, true)) ||
         (ret = alloc(s.h_records, records_bytes, true)) || (ret = alloc(s.h_status, status_bytes, true)) ||
         (ret = alloc(s.d_pages, pages_bytes, false)) || (ret = alloc(s.d_arena, pages_bytes, false)) ||
-        (ret = alloc(s.d_records, records_bytes, false)) || (ret = alloc(s.d_status, status_bytes, false)))
+        (ret = alloc(s.d_records, records_bytes, false)) || (ret = alloc(s.d_status, status_bytes, false)) ||
+        (ret = alloc(s.d_packed, pages_bytes, false)) ||
+        (ret = alloc(s.d_offsets, (options.max_batch + 1) * sizeof(std::uint64_t), false)))
       return fail(ret);
   }
 
@@ -289,24 +371,45 @@ int GpuCodec::SubmitCompress(const PageList& pages, std::span<hzram_page_record>
   Impl::Slot* s;
   if (int ret = m.Claim(&s)) return ret;
 
-  const auto staged = Clock::now();
-  for (std::size_t i = 0; i < n; i++) std::memcpy(s->h_pages.get() + i * gpu::kPage, pages[i], gpu::kPage);
-  s->staging_ms = MsSince(staged);
   const std::size_t bytes = n * gpu::kPage;
-  // The test hook: a real fault, from an invalid device pointer.
-  const bool fault = m.options.fault_at_batch && ++m.submitted == m.options.fault_at_batch;
+  const auto staged = Clock::now();
+  const std::uint8_t* from = static_cast<const std::uint8_t*>(pages.contiguous());
+  if (!from || !m.Registered(from, bytes)) {
+    std::uint8_t* to = s->h_pages.get();
+    m.Parallel(n, [&](std::size_t first, std::size_t count) {
+      for (std::size_t i = first; i < first + count; i++) std::memcpy(to + i * gpu::kPage, pages[i], gpu::kPage);
+    });
+    from = to;
+  } else {
+    m.stats.direct++;
+  }
+  s->staging_ms = MsSince(staged);
+  // The test hooks: a real fault, from an invalid device pointer; a hang.
+  ++m.submitted;
+  const bool fault = m.options.fault_at_batch && m.submitted == m.options.fault_at_batch;
   const std::uint8_t* src = fault ? reinterpret_cast<const std::uint8_t*>(16) : s->d_pages.get();
+  const std::uint32_t n32 = static_cast<std::uint32_t>(n);
 
   HZ_CUDA(cudaEventRecord(s->ev[0].e, s->stream.s));
-  HZ_CUDA(cudaMemcpyAsync(s->d_pages.get(), s->h_pages.get(), bytes, cudaMemcpyHostToDevice, s->stream.s));
+  if (m.options.hang_at_batch && m.submitted == m.options.hang_at_batch) {
+    gpu::SpinKernel<<<1, 1, 0, s->stream.s>>>(std::uint64_t{m.options.hang_ms} * 1000000);
+    HZ_CUDA(cudaGetLastError());
+  }
+  HZ_CUDA(cudaMemcpyAsync(s->d_pages.get(), from, bytes, cudaMemcpyHostToDevice, s->stream.s));
   HZ_CUDA(cudaEventRecord(s->ev[1].e, s->stream.s));
   gpu::CompressKernel<<<m.Grid(n, m.comp_grid_cap), m.options.warps_per_block * 32, m.comp_smem, s->stream.s>>>(
-      src, static_cast<std::uint32_t>(n), s->d_records.get(), s->d_arena.get());
+      src, n32, s->d_records.get(), s->d_arena.get());
+  HZ_CUDA(cudaGetLastError());
+  // Compaction: the data packed in page order, the records pointed there.
+  gpu::PackOffsetsKernel<<<1, gpu::kScanThreads, 0, s->stream.s>>>(s->d_records.get(), n32,
+                                                                   s->d_offsets.get());
+  HZ_CUDA(cudaGetLastError());
+  gpu::PackKernel<<<m.Grid(n, m.pack_grid_cap), m.options.warps_per_block * 32, 0, s->stream.s>>>(
+      s->d_records.get(), n32, s->d_offsets.get(), s->d_arena.get(), s->d_packed.get());
   HZ_CUDA(cudaGetLastError());
   HZ_CUDA(cudaEventRecord(s->ev[2].e, s->stream.s));
   HZ_CUDA(cudaMemcpyAsync(s->h_records.get(), s->d_records.get(), n * sizeof(hzram_page_record),
                           cudaMemcpyDeviceToHost, s->stream.s));
-  HZ_CUDA(cudaMemcpyAsync(s->h_arena.get(), s->d_arena.get(), bytes, cudaMemcpyDeviceToHost, s->stream.s));
   HZ_CUDA(cudaEventRecord(s->ev[3].e, s->stream.s));
 
   s->op = Op::kCompress;
@@ -314,7 +417,7 @@ int GpuCodec::SubmitCompress(const PageList& pages, std::span<hzram_page_record>
   s->out_records = records;
   s->out_arena = arena;
   s->bytes_in = bytes;
-  s->bytes_out = bytes + n * sizeof(hzram_page_record);
+  s->bytes_out = n * sizeof(hzram_page_record);  // and the packed data, in Wait
   return s->ticket;
 }
 
@@ -332,14 +435,24 @@ int GpuCodec::SubmitDecompress(std::span<const hzram_page_record> records,
 
   const auto staged = Clock::now();
   std::memcpy(s->h_records.get(), records.data(), n * sizeof(hzram_page_record));
-  if (!arena.empty()) std::memcpy(s->h_arena.get(), arena.data(), arena.size());
+  const std::uint8_t* from = arena.data();
+  if (!arena.empty() && !m.Registered(from, arena.size())) {
+    std::uint8_t* to = s->h_arena.get();
+    const std::size_t chunks = (arena.size() + gpu::kPage - 1) / gpu::kPage;
+    m.Parallel(chunks, [&](std::size_t first, std::size_t count) {
+      const std::size_t a = first * gpu::kPage, b = std::min(arena.size(), (first + count) * gpu::kPage);
+      std::memcpy(to + a, from + a, b - a);
+    });
+    from = to;
+  } else if (!arena.empty()) {
+    m.stats.direct++;
+  }
   s->staging_ms = MsSince(staged);
   HZ_CUDA(cudaEventRecord(s->ev[0].e, s->stream.s));
   HZ_CUDA(cudaMemcpyAsync(s->d_records.get(), s->h_records.get(), n * sizeof(hzram_page_record),
                           cudaMemcpyHostToDevice, s->stream.s));
   if (!arena.empty())
-    HZ_CUDA(cudaMemcpyAsync(s->d_arena.get(), s->h_arena.get(), arena.size(), cudaMemcpyHostToDevice,
-                            s->stream.s));
+    HZ_CUDA(cudaMemcpyAsync(s->d_arena.get(), from, arena.size(), cudaMemcpyHostToDevice, s->stream.s));
   HZ_CUDA(cudaEventRecord(s->ev[1].e, s->stream.s));
   gpu::DecompressKernel<<<m.Grid(n, m.decomp_grid_cap), m.options.warps_per_block * 32, m.decomp_smem, s->stream.s>>>(
       s->d_records.get(), static_cast<std::uint32_t>(n), s->d_arena.get(), arena.size(),
@@ -363,9 +476,8 @@ int GpuCodec::SubmitDecompress(std::span<const hzram_page_record> records,
 
 int GpuCodec::Wait(int ticket, BatchTiming* timing) {
   Impl& m = *impl_;
-  if (ticket < 0) return -EINVAL;
-  Impl::Slot* s = m.SlotFor(ticket);
-  if (s->op == Op::kNone || s->ticket != ticket) return -EINVAL;
+  Impl::Slot* s = m.InFlight(ticket);
+  if (!s) return -EINVAL;
   const Op op = s->op;
   s->op = Op::kNone;
   if (!m.healthy || m.Select()) return -EIO;
@@ -381,46 +493,68 @@ int GpuCodec::Wait(int ticket, BatchTiming* timing) {
   t.d2h_ms = ms;
   HZ_CUDA(cudaEventElapsedTime(&ms, s->ev[0].e, s->ev[3].e));
   t.total_ms = ms;
-  t.h2d_bytes = s->bytes_in;
-  t.d2h_bytes = s->bytes_out;
 
   // What the device wrote is checked before it is used: a device that
   // went wrong must fail the batch, not overwrite the caller's memory.
-  const auto unstaged = Clock::now();
+  double host_ms = s->staging_ms;
   int ret = 0;
   if (op == Op::kCompress) {
-    // Page i's data is at i * kPage of the device arena and of the caller's.
+    // The records, packed in page order: each page's data right after the
+    // previous page's.
+    const hzram_page_record* rec = s->h_records.get();
+    std::uint64_t at = 0;
     for (std::size_t i = 0; i < s->n; i++) {
-      const hzram_page_record& r = s->h_records.get()[i];
+      const hzram_page_record& r = rec[i];
       const bool ok = r.flags == 0 &&
                       (r.kind == HZRAM_PAGE_SAME ? r.length == 0
-                       : r.kind == HZRAM_PAGE_RAW ? r.value == i * gpu::kPage && r.length == gpu::kPage
-                       : r.kind == HZRAM_PAGE_LZ4 &&
-                             (r.value == i * gpu::kPage && r.length > 0 && r.length < gpu::kPage));
+                       : r.kind == HZRAM_PAGE_RAW ? r.value == at && r.length == gpu::kPage
+                       : r.kind == HZRAM_PAGE_LZ4 && r.value == at && r.length > 0 && r.length < gpu::kPage);
       if (!ok) return m.Fail("the device returned a malformed record for page " + std::to_string(i));
+      if (r.kind != HZRAM_PAGE_SAME) at += r.length;
     }
-    for (std::size_t i = 0; i < s->n; i++) {
-      const hzram_page_record& r = s->h_records.get()[i];
-      s->out_records[i] = r;
-      if (r.kind != HZRAM_PAGE_SAME)
-        std::memcpy(s->out_arena.data() + r.value, s->h_arena.get() + r.value, r.length);
+    // The packed data: only what the records use crosses the link.
+    if (at) {
+      HZ_CUDA(cudaMemcpyAsync(s->h_arena.get(), s->d_packed.get(), at, cudaMemcpyDeviceToHost, s->stream.s));
+      HZ_CUDA(cudaEventRecord(s->ev[4].e, s->stream.s));
+      HZ_CUDA(cudaEventSynchronize(s->ev[4].e));
+      HZ_CUDA(cudaEventElapsedTime(&ms, s->ev[3].e, s->ev[4].e));
+      t.d2h_ms += ms;
+      t.total_ms += ms;
     }
+    s->bytes_out += at;
+    const auto unstaged = Clock::now();
+    std::copy(rec, rec + s->n, s->out_records.begin());
+    std::uint8_t* to = s->out_arena.data();
+    const std::uint8_t* packed = s->h_arena.get();
+    const std::size_t chunks = (at + gpu::kPage - 1) / gpu::kPage;
+    m.Parallel(chunks, [&](std::size_t first, std::size_t count) {
+      const std::size_t a = first * gpu::kPage, b = std::min<std::size_t>(at, (first + count) * gpu::kPage);
+      std::memcpy(to + a, packed + a, b - a);
+    });
+    host_ms += MsSince(unstaged);
   } else {
     for (std::size_t i = 0; i < s->n; i++) {
       const int st = s->h_status.get()[i];
       if (st != 0 && st != -EINVAL && st != -EBADMSG)
         return m.Fail("the device returned status " + std::to_string(st) + " for page " + std::to_string(i));
     }
+    const auto unstaged = Clock::now();
     for (std::size_t i = 0; i < s->n; i++) {
       const int st = s->h_status.get()[i];
       s->out_status[i] = st;
-      if (st == 0)
-        std::memcpy(s->out_pages[i], s->h_pages.get() + i * gpu::kPage, gpu::kPage);
-      else
-        ret++;
+      if (st) ret++;
     }
+    const std::uint8_t* from = s->h_pages.get();
+    const int* st = s->h_status.get();
+    m.Parallel(s->n, [&](std::size_t first, std::size_t count) {
+      for (std::size_t i = first; i < first + count; i++)
+        if (st[i] == 0) std::memcpy(s->out_pages[i], from + i * gpu::kPage, gpu::kPage);
+    });
+    host_ms += MsSince(unstaged);
   }
-  t.host_ms = s->staging_ms + MsSince(unstaged);
+  t.h2d_bytes = s->bytes_in;
+  t.d2h_bytes = s->bytes_out;
+  t.host_ms = host_ms;
   t.total_ms += t.host_ms;
   m.stats.batches++;
   m.stats.pages += s->n;
@@ -433,6 +567,55 @@ int GpuCodec::Wait(int ticket, BatchTiming* timing) {
   m.stats.total_ms += t.total_ms;
   if (timing) *timing = t;
   return ret;
+}
+
+bool GpuCodec::Ready(int ticket) {
+  Impl& m = *impl_;
+  Impl::Slot* s = m.InFlight(ticket);
+  if (!s || !m.healthy) return true;  // Wait() answers at once
+  const cudaError_t e = cudaEventQuery(s->ev[3].e);
+  return e != cudaErrorNotReady;
+}
+
+void GpuCodec::Abandon(int ticket, const std::string& why) {
+  Impl& m = *impl_;
+  Impl::Slot* s = m.InFlight(ticket);
+  if (!s) return;
+  s->op = Op::kNone;
+  m.abandoned = true;
+  m.Fail(why);
+}
+
+unsigned GpuCodec::max_in_flight() const { return static_cast<unsigned>(impl_->slots.size()); }
+
+int GpuCodec::RegisterHostMemory(void* p, std::size_t bytes) {
+  Impl& m = *impl_;
+  if (!p || bytes == 0) return -EINVAL;
+  const auto* b = static_cast<const std::uint8_t*>(p);
+  for (const auto& r : m.registered)
+    if (b < r.p + r.bytes && r.p < b + bytes) return -EINVAL;
+  if (!m.healthy || m.Select()) return -EIO;
+  const cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterDefault);
+  if (e == cudaErrorMemoryAllocation) return -ENOMEM;
+  if (e != cudaSuccess) {
+    // Not a device failure: the memory cannot be locked (its kind, a
+    // limit). The codec goes on through its pinned buffers.
+    cudaGetLastError();
+    return e == cudaErrorInvalidValue || e == cudaErrorHostMemoryAlreadyRegistered ? -EINVAL : -EIO;
+  }
+  m.registered.push_back({b, bytes});
+  return 0;
+}
+
+int GpuCodec::UnregisterHostMemory(void* p) {
+  Impl& m = *impl_;
+  for (auto it = m.registered.begin(); it != m.registered.end(); ++it) {
+    if (it->p != p) continue;
+    m.registered.erase(it);
+    if (m.Select()) return -EIO;
+    return cudaHostUnregister(p) == cudaSuccess ? 0 : -EIO;
+  }
+  return -EINVAL;
 }
 
 int GpuCodec::Compress(const PageList& pages, std::span<hzram_page_record> records,

@@ -99,6 +99,74 @@ __global__ void DecompressKernel(const hzram_page_record* records, std::uint32_t
   }
 }
 
+// Compaction, step 1: @offsets[i] = where page i's data goes in the packed
+// arena (the data lengths of the records before it added up), and
+// offsets[n] the packed arena's size. One block of kScanThreads threads,
+// each adding up a run of consecutive records.
+constexpr unsigned kScanThreads = 1024;
+__global__ void PackOffsetsKernel(const hzram_page_record* records, std::uint32_t n,
+                                  std::uint64_t* offsets) {
+  __shared__ std::uint64_t warp_sums[kScanThreads / 32];
+  const unsigned t = threadIdx.x, lane = t & 31, warp = t / 32;
+  const std::uint32_t per = (n + kScanThreads - 1) / kScanThreads;
+  const std::uint32_t first = min(n, t * per), last = min(n, first + per);
+  std::uint64_t mine = 0;
+  for (std::uint32_t i = first; i < last; i++) mine += records[i].kind == HZRAM_PAGE_SAME ? 0 : records[i].length;
+  // Inclusive scan of the threads' sums: within each warp, then of the
+  // warps' totals.
+  std::uint64_t incl = mine;
+  for (unsigned d = 1; d < 32; d *= 2) {
+    const std::uint64_t v = __shfl_up_sync(kFull, incl, d);
+    if (lane >= d) incl += v;
+  }
+  if (lane == 31) warp_sums[warp] = incl;
+  __syncthreads();
+  if (warp == 0) {
+    std::uint64_t w = warp_sums[lane];
+    for (unsigned d = 1; d < 32; d *= 2) {
+      const std::uint64_t v = __shfl_up_sync(kFull, w, d);
+      if (lane >= d) w += v;
+    }
+    warp_sums[lane] = w;
+  }
+  __syncthreads();
+  std::uint64_t at = incl - mine + (warp ? warp_sums[warp - 1] : 0);
+  for (std::uint32_t i = first; i < last; i++) {
+    offsets[i] = at;
+    at += records[i].kind == HZRAM_PAGE_SAME ? 0 : records[i].length;
+  }
+  if (t == kScanThreads - 1) offsets[n] = at;
+}
+
+// Compaction, step 2: one warp a page moves its data from i * kPage of
+// @arena to offsets[i] of @packed and points its record there.
+__global__ void PackKernel(hzram_page_record* records, std::uint32_t n, const std::uint64_t* offsets,
+                           const std::uint8_t* arena, std::uint8_t* packed) {
+  const unsigned warp = threadIdx.x / 32, warps = blockDim.x / 32, lane = threadIdx.x & 31;
+  for (std::uint32_t i = blockIdx.x * warps + warp; i < n; i += gridDim.x * warps) {
+    hzram_page_record r = records[i];
+    if (r.kind == HZRAM_PAGE_SAME) continue;
+    const std::uint8_t* from = arena + static_cast<std::uint64_t>(i) * kPage;
+    std::uint8_t* to = packed + offsets[i];
+    for (std::uint32_t k = lane; k < r.length; k += 32) to[k] = from[k];
+    if (lane == 0) {
+      r.value = offsets[i];
+      records[i] = r;
+    }
+  }
+}
+
+// The test hook for a hung batch: one thread spins for @ns nanoseconds of
+// the GPU's clock, holding up its stream.
+__global__ void SpinKernel(std::uint64_t ns) {
+  std::uint64_t start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    __nanosleep(1000);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
 // A kernel that does nothing but prove the device runs kernels.
 __global__ void ProbeKernel(int* out) {
   if (threadIdx.x == 0) *out = 42;

@@ -94,6 +94,31 @@ HZ_HD std::uint64_t Load64Aligned(const std::uint8_t* p) {
 #endif
 }
 
+// 4 and 8 bytes at any offset @p of a page that starts 16-byte aligned in
+// the warp's scratch and stays readable 8 bytes past its end (the
+// scratch's next member): on the device two or three aligned 32-bit loads
+// and funnel shifts, where Load32 and Load64 would be four and eight byte
+// loads.
+HZ_HD std::uint32_t PageLoad32(const std::uint8_t* page, std::uint32_t p) {
+#if defined(__CUDA_ARCH__)
+  const std::uint32_t* w = reinterpret_cast<const std::uint32_t*>(page) + (p >> 2);
+  return __funnelshift_r(w[0], w[1], (p & 3) * 8);
+#else
+  return Load32(page + p);
+#endif
+}
+
+HZ_HD std::uint64_t PageLoad64(const std::uint8_t* page, std::uint32_t p) {
+#if defined(__CUDA_ARCH__)
+  const std::uint32_t* w = reinterpret_cast<const std::uint32_t*>(page) + (p >> 2);
+  const std::uint32_t sh = (p & 3) * 8;
+  return static_cast<std::uint64_t>(__funnelshift_r(w[1], w[2], sh)) << 32 |
+         __funnelshift_r(w[0], w[1], sh);
+#else
+  return Load64(page + p);
+#endif
+}
+
 // Copy 16 bytes between 16-byte aligned addresses (pages, in global and
 // shared memory, always are): one vector load and store on the device.
 HZ_HD void Copy16(std::uint8_t* dst, const std::uint8_t* src) {
@@ -120,9 +145,11 @@ HZ_HD int Clz(std::uint32_t v) {
 #endif
 }
 
-// The hash of the 6 bytes at p (of an 8-byte read), as the CPU codec's.
-HZ_HD std::uint32_t Hash6(const std::uint8_t* p) {
-  return static_cast<std::uint32_t>(((Load64(p) << 16) * 889523592379ull) >> (64 - kHashLog));
+// The hash of the 6 bytes at @p of @page (of an 8-byte read), as the CPU
+// codec's.
+HZ_HD std::uint32_t Hash6(const std::uint8_t* page, std::uint32_t p) {
+  return static_cast<std::uint32_t>(((PageLoad64(page, p) << 16) * 889523592379ull) >>
+                                    (64 - kHashLog));
 }
 
 // Bytes of a length's continuation (255, ..., rest) for a field of @len
@@ -180,7 +207,7 @@ HZ_HD std::uint32_t MatchTail(L& lanes, CompressScratch& s, std::uint32_t x0, st
   for (;;) {
     lanes.Each([&](int lane) {
       const std::uint32_t x = a + 4 * lane, y = b + 4 * lane;
-      s.flag[lane] = !(x + 4 <= kMatchLimit && Load32(s.page + x) == Load32(s.page + y));
+      s.flag[lane] = !(x + 4 <= kMatchLimit && PageLoad32(s.page, x) == PageLoad32(s.page, y));
     });
     std::uint32_t miss = 0;
     lanes.Each([&](int lane) { miss = lanes.Ballot(lane, s.flag); });
@@ -237,7 +264,7 @@ HZ_HD PageKind CompressPageWarp(L& lanes, CompressScratch& s, const std::uint8_t
     lanes.Each([&](int lane) {
       const std::uint32_t p = base + lane;
       // Out-of-range lanes get a value no other lane has.
-      s.value[lane] = p < kSearchEnd ? Hash6(s.page + p) : (0x80000000u | lane);
+      s.value[lane] = p < kSearchEnd ? Hash6(s.page, p) : (0x80000000u | lane);
     });
     lanes.Each([&](int lane) {
       const std::uint32_t p = base + lane;
@@ -267,10 +294,10 @@ HZ_HD PageKind CompressPageWarp(L& lanes, CompressScratch& s, const std::uint8_t
         const std::uint32_t p = ip + lane;
         bool r = false, h = false;
         if (p < kSearchEnd) {
-          const std::uint32_t v = Load32(s.page + p);
-          r = rep && p >= rep && Load32(s.page + p - rep) == v;
+          const std::uint32_t v = PageLoad32(s.page, p);
+          r = rep && p >= rep && PageLoad32(s.page, p - rep) == v;
           const std::uint32_t q = s.prev[p];
-          h = q && Load32(s.page + q - 1) == v;
+          h = q && PageLoad32(s.page, q - 1) == v;
         }
         s.flag[lane] = r;
         s.flag2[lane] = h;
@@ -295,9 +322,10 @@ HZ_HD PageKind CompressPageWarp(L& lanes, CompressScratch& s, const std::uint8_t
     // the one before it. Keep the longest.
     std::uint32_t cand[3];
     int ncand = 0;
-    if (rep && mpos >= rep && Load32(s.page + mpos - rep) == Load32(s.page + mpos)) cand[ncand++] = mpos - rep;
+    const std::uint32_t at = PageLoad32(s.page, mpos);
+    if (rep && mpos >= rep && PageLoad32(s.page, mpos - rep) == at) cand[ncand++] = mpos - rep;
     for (std::uint32_t q = s.prev[mpos], depth = 0; q && depth < 2; q = s.prev[q - 1], depth++)
-      if (Load32(s.page + q - 1) == Load32(s.page + mpos) && (ncand == 0 || cand[0] != q - 1))
+      if (PageLoad32(s.page, q - 1) == at && (ncand == 0 || cand[0] != q - 1))
         cand[ncand++] = q - 1;
     std::uint32_t a = 0;
     for (int c = 0; c < ncand; c++) {
