@@ -252,6 +252,7 @@ struct Accel {
   BatchTimingSum comp, decomp;                   // per batch, averages
   double backend_share = 0;                      // hybrid: the GPU's pages
   double link_h2d_gbs = 0, link_d2h_gbs = 0;     // hybrid: calibration's link rates
+  hzram::HybridCodec::Rates comp_rates, decomp_rates;  // hybrid: as calibrated
   std::string device;
 };
 
@@ -293,6 +294,10 @@ bool GpuRun(hzram::GpuCodec& gpu, const std::vector<std::uint8_t>& pages, std::s
       if (b >= slots) {
         const std::size_t w = b - slots;
         hzram::BatchTiming t;
+        // Polling the batches in flight starts each one's copy back as
+        // soon as its kernels are done.
+        while (!gpu.Ready(tickets[w]))
+          for (std::size_t k = w + 1; k < std::min(b, nb); k++) gpu.Ready(tickets[k]);
         const int ret = gpu.Wait(tickets[w], &t);
         ok &= ret == 0;  // decompression: no page failed
         sum->Add(t);
@@ -335,14 +340,24 @@ bool GpuRun(hzram::GpuCodec& gpu, const std::vector<std::uint8_t>& pages, std::s
 #endif
 
 // The hybrid codec over the corpus, in batches of @batch pages.
-bool HybridRun(hzram::HybridCodec& h, const std::vector<std::uint8_t>& pages, std::size_t batch,
-               double seconds, Accel* a) {
+// With @gpu, the corpus, the arena and the output are registered with it.
+bool HybridRun(hzram::HybridCodec& h, hzram::GpuCodec* gpu, const std::vector<std::uint8_t>& pages,
+               std::size_t batch, double seconds, Accel* a) {
   const std::size_t n = pages.size() / kPageSize, nb = (n + batch - 1) / batch;
   std::vector<hzram_page_record> rec(n);
   std::vector<std::uint8_t> arena(hzram::Codec::ArenaBytes(n)), out(pages.size());
   std::vector<int> status(n);
   bool ok = true;
-  if (h.Calibrate(hzram::PageList(pages.data(), std::min<std::size_t>(n, 512)))) return false;
+  if (gpu && (gpu->RegisterHostMemory(const_cast<std::uint8_t*>(pages.data()), pages.size()) ||
+              gpu->RegisterHostMemory(arena.data(), arena.size()) ||
+              gpu->RegisterHostMemory(out.data(), out.size()))) {
+    std::fprintf(stderr, "hzbench: cannot register the buffers with the GPU\n");
+    return false;
+  }
+  // Calibrated on batches of the size the run uses.
+  if (h.Calibrate(hzram::PageList(pages.data(), std::min(n, batch)))) return false;
+  a->comp_rates = h.compress_rates();
+  a->decomp_rates = h.decompress_rates();
   const std::uint64_t before = h.backend_pages() + h.cpu_pages(), gpu_before = h.backend_pages();
   a->comp_gbs = BestGBs(pages.size(), seconds, [&] {
     for (std::size_t b = 0; b < nb; b++) {
@@ -468,9 +483,6 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::size_t n = pages.size() / kPageSize;
-  std::printf("hzbench: %zu pages (%.1f MiB) of %s; %s, %u CPUs; codec isa %s, batch %zu\n", n,
-              pages.size() / 1048576.0, corpus.c_str(), CpuModel().c_str(), cpus,
-              hzram::IsaName(opt.isa), batch);
 
   const Rate base = Baseline(pages, seconds);
   struct Row {
@@ -537,7 +549,7 @@ int main(int argc, char** argv) {
     Accel a;
     a.name = "hybrid";
     hzram::HybridCodec h(codec.get(), gpu.get());
-    if (!HybridRun(h, pages, batch, seconds, &a)) {
+    if (!HybridRun(h, reg ? gpu.get() : nullptr, pages, batch, seconds, &a)) {
       std::fprintf(stderr, "hzbench: the hybrid codec did not give the pages back\n");
       return 1;
     }
@@ -565,6 +577,10 @@ int main(int argc, char** argv) {
       std::printf("  the GPU took %.0f%% of the pages; calibration measured the link at %.1f GB/s to the "
                   "device, %.1f GB/s back\n",
                   100 * a.backend_share, a.link_h2d_gbs, a.link_d2h_gbs);
+      for (const auto* r : {&a.comp_rates, &a.decomp_rates})
+        std::printf("  calibrated %s: CPU %.0f pages/s; GPU %.0f pages/s, %.1f us a batch, host %.3f us a page\n",
+                    r == &a.comp_rates ? "compression" : "decompression", r->cpu_pages_per_s,
+                    r->backend_pages_per_s, r->backend_fixed_s * 1e6, r->backend_host_s_per_page * 1e6);
     }
   }
 

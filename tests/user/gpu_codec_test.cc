@@ -260,15 +260,25 @@ TEST_F(GpuCodecTest, RegisteredMemoryGoesStraightToTheDevice) {
     ASSERT_EQ(rec[i].length, rec2[i].length) << i;
   }
   ASSERT_EQ(0, std::memcmp(arena.data(), arena2.data(), arena.size()));
-  // A decompression from the registered arena, and one of a part of it.
+  EXPECT_EQ(1u, codec_->stats().direct_out) << "the packed bytes, into the registered arena";
+  // A decompression from the registered arena into unregistered pages,
+  // then into registered ones.
   ASSERT_EQ(0, codec_->Decompress(rec2, arena2, MutablePageList(out.data(), n), status));
   EXPECT_EQ(2u, codec_->stats().direct);
+  EXPECT_EQ(1u, codec_->stats().direct_out);
   ASSERT_EQ(0, std::memcmp(out.data(), pages.data(), out.size()));
+  ASSERT_EQ(0, codec_->RegisterHostMemory(out.data(), out.size()));
+  std::memset(out.data(), 0xcc, out.size());
+  ASSERT_EQ(0, codec_->Decompress(rec2, arena2, MutablePageList(out.data(), n), status));
+  EXPECT_EQ(3u, codec_->stats().direct);
+  EXPECT_EQ(2u, codec_->stats().direct_out);
+  ASSERT_EQ(0, std::memcmp(out.data(), pages.data(), out.size()));
+  EXPECT_EQ(0, codec_->UnregisterHostMemory(out.data()));
   // A list of pointers is staged, registered or not.
   std::vector<const void*> ptrs(n);
   for (std::size_t i = 0; i < n; i++) ptrs[i] = &pages[(n - 1 - i) * kPageSize];
   ASSERT_EQ(0, codec_->Compress(PageList(ptrs.data(), n), rec, arena));
-  EXPECT_EQ(2u, codec_->stats().direct);
+  EXPECT_EQ(3u, codec_->stats().direct);
   ASSERT_EQ(0, codec_->Decompress(rec, arena, MutablePageList(out.data(), n), status));
   for (std::size_t i = 0; i < n; i++)
     ASSERT_EQ(0, std::memcmp(&out[i * kPageSize], ptrs[i], kPageSize)) << i;

@@ -8,6 +8,7 @@
 #ifndef HZRAM_BACKEND_H
 #define HZRAM_BACKEND_H
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -153,6 +154,7 @@ class HybridCodec {
   struct Part {
     int ticket;
     std::size_t first, n;
+    double submitted_s;  // after the first part's submission
   };
   int SubmitParts(std::size_t g, bool compress, const PageList* pages,
                   std::span<hzram_page_record> records, std::span<std::uint8_t> arena,
@@ -177,6 +179,7 @@ class HybridCodec {
   std::uint64_t backend_pages_ = 0, cpu_pages_ = 0, timeouts_ = 0;
   double watchdog_s_ = kDefaultWatchdog;
   std::vector<Part> parts_;
+  std::chrono::steady_clock::time_point first_submit_;
   // Scratch for the backend's share of a decompression: its records with
   // offsets rebased on its part of the arena.
   std::vector<hzram_page_record> rebased_;

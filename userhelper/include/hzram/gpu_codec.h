@@ -51,6 +51,7 @@ struct GpuStats {
   std::uint64_t bytes_in = 0;   // bytes copied to the device
   std::uint64_t bytes_out = 0;  // bytes copied back
   std::uint64_t direct = 0;     // batches read from registered memory
+  std::uint64_t direct_out = 0; // batches written to registered memory
   double host_ms = 0, h2d_ms = 0, kernel_ms = 0, d2h_ms = 0, total_ms = 0;
 };
 
@@ -80,9 +81,12 @@ class GpuCodec final : public AsyncBackend {
   // compressed bytes come back, packed from the start of @arena in page
   // order (the records give each page's offset). A decompression's arena
   // likewise goes from registered memory or through the pinned buffer.
-  // Outputs always come back through the pinned buffers and are copied to
-  // the caller's memory in Wait(), never before: a batch that is
-  // abandoned writes nothing of the caller's.
+  // Outputs are copied from the device once the kernels are done, never
+  // before: Ready() starts that copy as soon as it sees them done, Wait()
+  // if Ready() did not. They go into the caller's memory directly where
+  // it is contiguous and registered, else through the pinned buffers and
+  // the staging threads in Wait(). A batch that is abandoned before its
+  // kernels are done writes nothing of the caller's.
   int SubmitCompress(const PageList& pages, std::span<hzram_page_record> records,
                      std::span<std::uint8_t> arena) override;
   int SubmitDecompress(std::span<const hzram_page_record> records,
@@ -117,6 +121,7 @@ class GpuCodec final : public AsyncBackend {
  private:
   struct Impl;
   explicit GpuCodec(std::unique_ptr<Impl> impl);
+  int Collect(void* slot);
   std::unique_ptr<Impl> impl_;
 };
 

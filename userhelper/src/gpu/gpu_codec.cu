@@ -64,7 +64,8 @@ double MsSince(Clock::time_point t) {
 struct GpuCodec::Impl {
   struct Slot {
     Stream stream;
-    Event ev[5];  // submitted, copied in, computed, records back, data back
+    Event ev[5];  // submitted, copied in, computed, records or statuses
+                  // back, data back (issued by Collect)
     Pinned<std::uint8_t> h_pages, h_arena;
     Pinned<hzram_page_record> h_records;
     Pinned<int> h_status;
@@ -82,6 +83,10 @@ struct GpuCodec::Impl {
     std::span<int> out_status;
     std::uint64_t bytes_in = 0, bytes_out = 0;
     double staging_ms = 0;  // the host copy into the pinned buffers
+    // Collect()ed: checked, its output on its way back (out_bytes of it,
+    // into the caller's memory if direct_out).
+    bool collected = false, direct_out = false;
+    std::uint64_t out_bytes = 0;
   };
 
   GpuOptions options;
@@ -413,6 +418,7 @@ int GpuCodec::SubmitCompress(const PageList& pages, std::span<hzram_page_record>
   HZ_CUDA(cudaEventRecord(s->ev[3].e, s->stream.s));
 
   s->op = Op::kCompress;
+  s->collected = false;
   s->n = n;
   s->out_records = records;
   s->out_arena = arena;
@@ -459,46 +465,32 @@ int GpuCodec::SubmitDecompress(std::span<const hzram_page_record> records,
       s->d_pages.get(), s->d_status.get());
   HZ_CUDA(cudaGetLastError());
   HZ_CUDA(cudaEventRecord(s->ev[2].e, s->stream.s));
-  HZ_CUDA(cudaMemcpyAsync(s->h_pages.get(), s->d_pages.get(), n * gpu::kPage, cudaMemcpyDeviceToHost,
-                          s->stream.s));
   HZ_CUDA(cudaMemcpyAsync(s->h_status.get(), s->d_status.get(), n * sizeof(int), cudaMemcpyDeviceToHost,
                           s->stream.s));
   HZ_CUDA(cudaEventRecord(s->ev[3].e, s->stream.s));
 
   s->op = Op::kDecompress;
+  s->collected = false;
   s->n = n;
   s->out_pages = pages;
   s->out_status = status;
   s->bytes_in = n * sizeof(hzram_page_record) + arena.size();
-  s->bytes_out = n * gpu::kPage + n * sizeof(int);
+  s->bytes_out = n * sizeof(int);  // and the pages, in Wait
   return s->ticket;
 }
 
-int GpuCodec::Wait(int ticket, BatchTiming* timing) {
+// Once a batch's kernels are done (event 3): check what the device wrote
+// (a device that went wrong must fail the batch, not overwrite the
+// caller's memory) and start the copy of its output back, straight into
+// the caller's memory where that is contiguous and registered, else into
+// the pinned buffer. Called by Ready() as soon as it sees the kernels
+// done, or by Wait(); never before the kernels are done, so that an
+// abandoned batch writes nothing of the caller's.
+int GpuCodec::Collect(void* slot) {
   Impl& m = *impl_;
-  Impl::Slot* s = m.InFlight(ticket);
-  if (!s) return -EINVAL;
-  const Op op = s->op;
-  s->op = Op::kNone;
-  if (!m.healthy || m.Select()) return -EIO;
-  HZ_CUDA(cudaEventSynchronize(s->ev[3].e));
-
-  BatchTiming t;
-  float ms = 0;
-  HZ_CUDA(cudaEventElapsedTime(&ms, s->ev[0].e, s->ev[1].e));
-  t.h2d_ms = ms;
-  HZ_CUDA(cudaEventElapsedTime(&ms, s->ev[1].e, s->ev[2].e));
-  t.kernel_ms = ms;
-  HZ_CUDA(cudaEventElapsedTime(&ms, s->ev[2].e, s->ev[3].e));
-  t.d2h_ms = ms;
-  HZ_CUDA(cudaEventElapsedTime(&ms, s->ev[0].e, s->ev[3].e));
-  t.total_ms = ms;
-
-  // What the device wrote is checked before it is used: a device that
-  // went wrong must fail the batch, not overwrite the caller's memory.
-  double host_ms = s->staging_ms;
-  int ret = 0;
-  if (op == Op::kCompress) {
+  auto* s = static_cast<Impl::Slot*>(slot);
+  s->collected = true;
+  if (s->op == Op::kCompress) {
     // The records, packed in page order: each page's data right after the
     // previous page's.
     const hzram_page_record* rec = s->h_records.get();
@@ -512,46 +504,86 @@ int GpuCodec::Wait(int ticket, BatchTiming* timing) {
       if (!ok) return m.Fail("the device returned a malformed record for page " + std::to_string(i));
       if (r.kind != HZRAM_PAGE_SAME) at += r.length;
     }
-    // The packed data: only what the records use crosses the link.
-    if (at) {
-      HZ_CUDA(cudaMemcpyAsync(s->h_arena.get(), s->d_packed.get(), at, cudaMemcpyDeviceToHost, s->stream.s));
-      HZ_CUDA(cudaEventRecord(s->ev[4].e, s->stream.s));
-      HZ_CUDA(cudaEventSynchronize(s->ev[4].e));
-      HZ_CUDA(cudaEventElapsedTime(&ms, s->ev[3].e, s->ev[4].e));
-      t.d2h_ms += ms;
-      t.total_ms += ms;
-    }
-    s->bytes_out += at;
-    const auto unstaged = Clock::now();
-    std::copy(rec, rec + s->n, s->out_records.begin());
-    std::uint8_t* to = s->out_arena.data();
-    const std::uint8_t* packed = s->h_arena.get();
-    const std::size_t chunks = (at + gpu::kPage - 1) / gpu::kPage;
-    m.Parallel(chunks, [&](std::size_t first, std::size_t count) {
-      const std::size_t a = first * gpu::kPage, b = std::min<std::size_t>(at, (first + count) * gpu::kPage);
-      std::memcpy(to + a, packed + a, b - a);
-    });
-    host_ms += MsSince(unstaged);
+    // Only what the records use crosses the link.
+    s->out_bytes = at;
+    s->direct_out = at && m.Registered(s->out_arena.data(), at);
+    if (at)
+      HZ_CUDA(cudaMemcpyAsync(s->direct_out ? s->out_arena.data() : s->h_arena.get(), s->d_packed.get(), at,
+                              cudaMemcpyDeviceToHost, s->stream.s));
   } else {
     for (std::size_t i = 0; i < s->n; i++) {
       const int st = s->h_status.get()[i];
       if (st != 0 && st != -EINVAL && st != -EBADMSG)
         return m.Fail("the device returned status " + std::to_string(st) + " for page " + std::to_string(i));
     }
-    const auto unstaged = Clock::now();
+    // A failed page's destination is undefined either way.
+    const std::size_t bytes = s->n * gpu::kPage;
+    void* to = s->out_pages.contiguous();
+    s->out_bytes = bytes;
+    s->direct_out = to && m.Registered(to, bytes);
+    HZ_CUDA(cudaMemcpyAsync(s->direct_out ? to : s->h_pages.get(), s->d_pages.get(), bytes,
+                            cudaMemcpyDeviceToHost, s->stream.s));
+  }
+  HZ_CUDA(cudaEventRecord(s->ev[4].e, s->stream.s));
+  return 0;
+}
+
+int GpuCodec::Wait(int ticket, BatchTiming* timing) {
+  Impl& m = *impl_;
+  Impl::Slot* s = m.InFlight(ticket);
+  if (!s) return -EINVAL;
+  const Op op = s->op;
+  struct Free {
+    Impl::Slot* s;
+    ~Free() { s->op = Op::kNone; }
+  } free_slot{s};
+  if (!m.healthy || m.Select()) return -EIO;
+  if (!s->collected) {
+    HZ_CUDA(cudaEventSynchronize(s->ev[3].e));
+    if (int ret = Collect(s)) return ret;
+  }
+  HZ_CUDA(cudaEventSynchronize(s->ev[4].e));
+
+  BatchTiming t;
+  float ms = 0;
+  HZ_CUDA(cudaEventElapsedTime(&ms, s->ev[0].e, s->ev[1].e));
+  t.h2d_ms = ms;
+  HZ_CUDA(cudaEventElapsedTime(&ms, s->ev[1].e, s->ev[2].e));
+  t.kernel_ms = ms;
+  HZ_CUDA(cudaEventElapsedTime(&ms, s->ev[2].e, s->ev[4].e));
+  t.d2h_ms = ms;
+  HZ_CUDA(cudaEventElapsedTime(&ms, s->ev[0].e, s->ev[4].e));
+  t.total_ms = ms;
+  s->bytes_out += s->out_bytes;
+  m.stats.direct_out += s->direct_out;
+
+  double host_ms = s->staging_ms;
+  int ret = 0;
+  const auto unstaged = Clock::now();
+  if (op == Op::kCompress) {
+    const hzram_page_record* rec = s->h_records.get();
+    std::copy(rec, rec + s->n, s->out_records.begin());
+    const std::size_t at = s->out_bytes;
+    std::uint8_t* to = s->out_arena.data();
+    const std::uint8_t* packed = s->h_arena.get();
+    const std::size_t chunks = s->direct_out ? 0 : (at + gpu::kPage - 1) / gpu::kPage;
+    m.Parallel(chunks, [&](std::size_t first, std::size_t count) {
+      const std::size_t a = first * gpu::kPage, b = std::min<std::size_t>(at, (first + count) * gpu::kPage);
+      std::memcpy(to + a, packed + a, b - a);
+    });
+  } else {
+    const int* st = s->h_status.get();
     for (std::size_t i = 0; i < s->n; i++) {
-      const int st = s->h_status.get()[i];
-      s->out_status[i] = st;
-      if (st) ret++;
+      s->out_status[i] = st[i];
+      if (st[i]) ret++;
     }
     const std::uint8_t* from = s->h_pages.get();
-    const int* st = s->h_status.get();
-    m.Parallel(s->n, [&](std::size_t first, std::size_t count) {
+    m.Parallel(s->direct_out ? 0 : s->n, [&](std::size_t first, std::size_t count) {
       for (std::size_t i = first; i < first + count; i++)
         if (st[i] == 0) std::memcpy(s->out_pages[i], from + i * gpu::kPage, gpu::kPage);
     });
-    host_ms += MsSince(unstaged);
   }
+  host_ms += MsSince(unstaged);
   t.h2d_bytes = s->bytes_in;
   t.d2h_bytes = s->bytes_out;
   t.host_ms = host_ms;
@@ -573,14 +605,21 @@ bool GpuCodec::Ready(int ticket) {
   Impl& m = *impl_;
   Impl::Slot* s = m.InFlight(ticket);
   if (!s || !m.healthy) return true;  // Wait() answers at once
-  const cudaError_t e = cudaEventQuery(s->ev[3].e);
-  return e != cudaErrorNotReady;
+  if (!s->collected) {
+    const cudaError_t e = cudaEventQuery(s->ev[3].e);
+    if (e == cudaErrorNotReady) return false;
+    if (e != cudaSuccess || m.Select() || Collect(s)) return true;  // Wait() reports it
+  }
+  return cudaEventQuery(s->ev[4].e) != cudaErrorNotReady;
 }
 
 void GpuCodec::Abandon(int ticket, const std::string& why) {
   Impl& m = *impl_;
   Impl::Slot* s = m.InFlight(ticket);
   if (!s) return;
+  // Once collected, the kernels are done and only the copy back may be
+  // running, possibly into the caller's memory: let it end first.
+  if (s->collected) cudaEventSynchronize(s->ev[4].e);
   s->op = Op::kNone;
   m.abandoned = true;
   m.Fail(why);
