@@ -483,6 +483,19 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::size_t n = pages.size() / kPageSize;
+  // Without --isa, the library's own choice, an ISA for each direction
+  // ($HZRAM_ISA, else the fastest by its start-up trial), and why.
+  hzram::IsaChoice isas{opt.isa, opt.isa};
+  std::string isa_why = "--isa";
+  if (isa_name.empty() && hzram::DefaultIsas(&isas, &isa_why) == 0) {
+    opt.isa = isas.compress;
+    opt.decompress_isa = isas.decompress;
+  }
+  std::printf("hzbench: %zu pages (%.1f MiB) of %s; %s, %u CPUs; codec isa %s, batch %zu\n", n,
+              pages.size() / 1048576.0, corpus.c_str(), CpuModel().c_str(), cpus,
+              hzram::IsaName(opt.isa), batch);
+  std::printf("codec isa: %s to compress, %s to decompress; %s\n", hzram::IsaName(isas.compress),
+              hzram::IsaName(isas.decompress), isa_why.c_str());
 
   const Rate base = Baseline(pages, seconds);
   struct Row {

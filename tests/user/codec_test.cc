@@ -6,7 +6,9 @@
 #include <lz4.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <functional>
+#include <string>
 
 #include "hzram/codec.h"
 #include "test_util.h"
@@ -15,7 +17,33 @@
 namespace hzram::test {
 namespace {
 
-std::unique_ptr<Codec> MakeCodec(unsigned threads, Isa isa = BestIsa(), std::size_t max_batch = 4096) {
+// Puts $HZRAM_ISA back as it was (a test that changes it must not change
+// the ISA of the tests after it: HZRAM_ISA=avx512 runs them on AVX-512).
+class SavedIsaEnv {
+ public:
+  SavedIsaEnv() {
+    if (const char* v = std::getenv("HZRAM_ISA")) saved_ = v, had_ = true;
+  }
+  ~SavedIsaEnv() {
+    if (had_) {
+      setenv("HZRAM_ISA", saved_.c_str(), 1);
+    } else {
+      unsetenv("HZRAM_ISA");
+    }
+  }
+
+ private:
+  std::string saved_;
+  bool had_ = false;
+};
+
+// The ISA the tests run the codec on: $HZRAM_ISA's, else BestIsa().
+Isa TestIsa() {
+  Isa isa;
+  return DefaultIsa(&isa) == 0 ? isa : BestIsa();
+}
+
+std::unique_ptr<Codec> MakeCodec(unsigned threads, Isa isa = TestIsa(), std::size_t max_batch = 4096) {
   CodecOptions o;
   o.threads = threads;
   o.force_isa = true;
@@ -225,7 +253,7 @@ TEST(CodecTest, CorruptRecordsFailOnlyTheirPage) {
 }
 
 TEST(CodecTest, BadArguments) {
-  auto codec = MakeCodec(2, BestIsa(), 16);
+  auto codec = MakeCodec(2, TestIsa(), 16);
   std::vector<std::uint8_t> pages(17 * kPageSize);
   std::vector<hzram_page_record> rec(17);
   std::vector<std::uint8_t> arena(Codec::ArenaBytes(17));
@@ -252,10 +280,20 @@ TEST(CodecTest, BadArguments) {
     o.isa = Isa::kAvx512;
     EXPECT_EQ(nullptr, Codec::Create(o, &err));
     EXPECT_EQ(-ENOTSUP, err);
+    o.isa = Isa::kScalar;
+    o.decompress_isa = Isa::kAvx512;
+    EXPECT_EQ(nullptr, Codec::Create(o, &err));
+    EXPECT_EQ(-ENOTSUP, err);
   }
+  o = CodecOptions();
+  o.force_isa = true;
+  o.decompress_isa = static_cast<Isa>(kIsaCount);
+  EXPECT_EQ(nullptr, Codec::Create(o, &err));
+  EXPECT_EQ(-EINVAL, err);
 }
 
 TEST(CodecTest, CodecFollowsHzramIsa) {
+  SavedIsaEnv saved;
   setenv("HZRAM_ISA", "scalar", 1);
   CodecOptions o;
   o.threads = 1;
@@ -263,10 +301,83 @@ TEST(CodecTest, CodecFollowsHzramIsa) {
   auto codec = Codec::Create(o, &err);
   ASSERT_TRUE(codec);
   EXPECT_EQ(Isa::kScalar, codec->isa());
+  EXPECT_EQ(Isa::kScalar, codec->decompress_isa());
   setenv("HZRAM_ISA", "bogus", 1);
   EXPECT_EQ(nullptr, Codec::Create(o, &err));
   EXPECT_EQ(-EINVAL, err);
+}
+
+TEST(CodecTest, EveryPairOfIsasGivesTheSameBytesAndPages) {
+  // One ISA may compress and another decompress (each direction takes its
+  // fastest): every pair must round-trip, and the arena must not depend
+  // on the ISA.
+  HZRAM_CORPUS_OR_SKIP(corpus);
+  const std::size_t n = std::min<std::size_t>(corpus.size() / kPageSize, 1000);
+  std::vector<const void*> pages(n);
+  for (std::size_t i = 0; i < n; i++) pages[i] = &corpus[(i * 13 % (corpus.size() / kPageSize)) * kPageSize];
+  std::vector<hzram_page_record> first_rec;
+  std::vector<std::uint8_t> first_arena;
+  for (int c = 0; c < kIsaCount; c++) {
+    for (int d = 0; d < kIsaCount; d++) {
+      const Isa ci = static_cast<Isa>(c), di = static_cast<Isa>(d);
+      if (!IsaSupported(ci) || !IsaSupported(di)) continue;
+      CodecOptions o;
+      o.threads = 2;
+      o.force_isa = true;
+      o.isa = ci;
+      o.decompress_isa = di;
+      int err = 1;
+      auto codec = Codec::Create(o, &err);
+      ASSERT_TRUE(codec) << err;
+      EXPECT_EQ(ci, codec->isa());
+      EXPECT_EQ(di, codec->decompress_isa());
+      RoundTrip(*codec, pages);
+      std::vector<hzram_page_record> rec(n);
+      std::vector<std::uint8_t> arena(Codec::ArenaBytes(n));
+      ASSERT_EQ(0, codec->Compress(PageList(pages.data(), n), rec, arena));
+      if (first_rec.empty()) {
+        first_rec = rec;
+        first_arena = arena;
+      }
+      for (std::size_t i = 0; i < n; i++) {
+        ASSERT_EQ(first_rec[i].kind, rec[i].kind) << IsaName(ci) << " page " << i;
+        ASSERT_EQ(first_rec[i].length, rec[i].length) << IsaName(ci) << " page " << i;
+        ASSERT_EQ(first_rec[i].value, rec[i].value) << IsaName(ci) << " page " << i;
+        if (rec[i].length) {
+          ASSERT_EQ(0, std::memcmp(&first_arena[rec[i].value], &arena[rec[i].value], rec[i].length))
+              << IsaName(ci) << " page " << i;
+        }
+      }
+      if (HasFailure()) return;
+    }
+  }
+}
+
+TEST(CodecTest, UnforcedCodecTakesTheTrialsChoice) {
+  SavedIsaEnv saved;
   unsetenv("HZRAM_ISA");
+  CodecOptions o;
+  o.threads = 1;
+  int err = 1;
+  auto codec = Codec::Create(o, &err);
+  ASSERT_TRUE(codec);
+  EXPECT_EQ(0, err);
+  EXPECT_EQ(IsaTrialResult().choice.compress, codec->isa());
+  EXPECT_EQ(IsaTrialResult().choice.decompress, codec->decompress_isa());
+  // Forcing one ISA forces it both ways.
+  o.force_isa = true;
+  o.isa = Isa::kScalar;
+  codec = Codec::Create(o, &err);
+  ASSERT_TRUE(codec);
+  EXPECT_EQ(Isa::kScalar, codec->isa());
+  EXPECT_EQ(Isa::kScalar, codec->decompress_isa());
+  // $HZRAM_ISA forces both ways too.
+  o = CodecOptions();
+  setenv("HZRAM_ISA", "scalar", 1);
+  codec = Codec::Create(o, &err);
+  ASSERT_TRUE(codec);
+  EXPECT_EQ(Isa::kScalar, codec->isa());
+  EXPECT_EQ(Isa::kScalar, codec->decompress_isa());
 }
 
 TEST(CodecTest, SmallBatchesRunOnTheCaller) {

@@ -6,13 +6,37 @@
 #include <lz4.h>
 #include <lz4hc.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <memory>
+#include <string>
 
 #include "hzram/page_codec.h"
 #include "test_util.h"
 
 namespace hzram::test {
 namespace {
+
+// Puts $HZRAM_ISA back as it was (a test that changes it must not change
+// the ISA of the tests after it: HZRAM_ISA=avx512 runs them on AVX-512).
+class SavedIsaEnv {
+ public:
+  SavedIsaEnv() {
+    if (const char* v = std::getenv("HZRAM_ISA")) saved_ = v, had_ = true;
+  }
+  ~SavedIsaEnv() {
+    if (had_) {
+      setenv("HZRAM_ISA", saved_.c_str(), 1);
+    } else {
+      unsetenv("HZRAM_ISA");
+    }
+  }
+
+ private:
+  std::string saved_;
+  bool had_ = false;
+};
 
 std::string IsaParamName(const ::testing::TestParamInfo<Isa>& info) {
   return IsaName(info.param);
@@ -216,6 +240,107 @@ TEST_P(PageCodecTest, MalformedBlocksFailCleanly) {
   EXPECT_EQ(-EBADMSG, k_->decompress(big.data(), big.size(), dst.data()));
 }
 
+// A valid LZ4 block that decodes to one page, of random sequences: literal
+// runs of 0 to 300 bytes, offsets from 1 to the whole page, matches of 4
+// to hundreds of bytes, and often a match that runs up to the last bytes
+// the format allows, where the decoders' fast paths give way to exact
+// copies. *page gets what it decodes to.
+std::vector<std::uint8_t> RandomBlock(std::uint64_t seed, Page* page) {
+  std::uint64_t s = seed * 0x9e3779b97f4a7c15ull | 1;
+  auto below = [&](std::size_t n) { return static_cast<std::size_t>(Next(&s) % n); };
+  auto in = [&](std::size_t lo, std::size_t hi) { return lo + below(hi - lo + 1); };
+  std::vector<std::uint8_t> blk;
+  Page& out = *page;
+  out.clear();
+  auto length = [&](std::size_t v) {
+    for (; v >= 255; v -= 255) blk.push_back(255);
+    blk.push_back(static_cast<std::uint8_t>(v));
+  };
+  auto literals = [&](std::size_t n) {
+    const bool zeros = below(4) == 0;
+    for (std::size_t i = 0; i < n; i++) {
+      const std::uint8_t b = zeros ? 0 : static_cast<std::uint8_t>(Next(&s));
+      blk.push_back(b);
+      out.push_back(b);
+    }
+  };
+  for (;;) {
+    const std::size_t room = kPageSize - out.size();
+    // A sequence with a match needs its literals to end 12 bytes or more
+    // before the page does, and its match 5 or more.
+    if (room < 12 + 1 || below(40) == 0) {
+      blk.push_back(static_cast<std::uint8_t>(std::min<std::size_t>(room, 15) << 4));
+      if (room >= 15) length(room - 15);
+      literals(room);
+      return blk;
+    }
+    std::size_t lit;
+    switch (below(10)) {
+      case 0: case 1: case 2: case 3: case 4: lit = in(0, 3); break;
+      case 5: case 6: case 7: lit = in(4, 20); break;
+      case 8: lit = in(14, 64); break;
+      default: lit = in(0, 300); break;
+    }
+    lit = std::min(lit, room - 12);
+    if (out.empty() && lit == 0) lit = 1;  // a match needs something behind it
+    const std::size_t behind = out.size() + lit;
+    std::size_t offset;
+    switch (below(10)) {
+      case 0: case 1: case 2: case 3: offset = in(1, 16); break;
+      case 4: case 5: case 6: offset = in(17, 64); break;
+      default: offset = in(1, kPageSize); break;
+    }
+    offset = std::min(offset, behind);
+    const std::size_t most = room - lit - 5;
+    std::size_t ml;
+    switch (below(10)) {
+      case 0: case 1: case 2: case 3: ml = in(4, 18); break;
+      case 4: case 5: case 6: ml = in(19, 64); break;
+      case 7: case 8: ml = in(65, 400); break;
+      default: ml = most - std::min<std::size_t>(most, in(0, 40)); break;  // up to the end
+    }
+    ml = std::clamp<std::size_t>(ml, 4, most);
+    blk.push_back(static_cast<std::uint8_t>(std::min<std::size_t>(lit, 15) << 4 |
+                                            std::min<std::size_t>(ml - 4, 15)));
+    if (lit >= 15) length(lit - 15);
+    literals(lit);
+    blk.push_back(static_cast<std::uint8_t>(offset));
+    blk.push_back(static_cast<std::uint8_t>(offset >> 8));
+    if (ml - 4 >= 15) length(ml - 4 - 15);
+    for (std::size_t i = 0; i < ml; i++) out.push_back(out[out.size() - offset]);
+  }
+}
+
+TEST_P(PageCodecTest, DecodesRandomSequencesExactly) {
+  Page page, ref(kPageSize);
+  for (std::uint64_t seed = 1; seed <= 3000; seed++) {
+    const std::vector<std::uint8_t> blk = RandomBlock(seed, &page);
+    ASSERT_EQ(kPageSize, page.size());
+    ASSERT_EQ(static_cast<int>(kPageSize),
+              LZ4_decompress_safe(reinterpret_cast<const char*>(blk.data()),
+                                  reinterpret_cast<char*>(ref.data()),
+                                  static_cast<int>(blk.size()), static_cast<int>(kPageSize)))
+        << "seed " << seed << ": not a valid block";
+    ASSERT_EQ(ref, page) << "seed " << seed;
+    // An exact-size copy of the block (any read past it is a bug the
+    // sanitizers see), and guard bytes around the page.
+    std::unique_ptr<std::uint8_t[]> in(new std::uint8_t[blk.size()]);
+    std::memcpy(in.get(), blk.data(), blk.size());
+    Page out(kPageSize + 128, 0xee);
+    ASSERT_EQ(0, k_->decompress(in.get(), blk.size(), out.data() + 64)) << "seed " << seed;
+    ASSERT_EQ(0, std::memcmp(out.data() + 64, page.data(), kPageSize)) << "seed " << seed;
+    for (std::size_t i = 0; i < 64; i++) {
+      ASSERT_EQ(0xee, out[i]) << "seed " << seed << ": wrote before the page";
+      ASSERT_EQ(0xee, out[64 + kPageSize + i]) << "seed " << seed << ": wrote past the page";
+    }
+    // Cut short, it must fail, without reading past what is left.
+    const std::size_t cut = blk.size() - 1 - seed % std::min<std::size_t>(blk.size(), 40);
+    std::unique_ptr<std::uint8_t[]> part(new std::uint8_t[cut ? cut : 1]);
+    std::memcpy(part.get(), blk.data(), cut);
+    EXPECT_EQ(-EBADMSG, k_->decompress(part.get(), cut, out.data() + 64)) << "seed " << seed;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, PageCodecTest,
                          ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512), IsaParamName);
 
@@ -233,12 +358,69 @@ TEST(IsaTest, NamesParseBack) {
 TEST(IsaTest, BestIsSupportedAndScalarAlwaysIs) {
   EXPECT_TRUE(IsaSupported(Isa::kScalar));
   EXPECT_TRUE(IsaSupported(BestIsa()));
-  if (IsaSupported(Isa::kAvx512)) {
-    EXPECT_EQ(Isa::kAvx512, BestIsa());
+  EXPECT_EQ(IsaTrialResult().best, BestIsa());
+}
+
+TEST(IsaTest, TrialMeasuresEverySupportedIsaAndPicksTheFastest) {
+  const IsaTrial& t = IsaTrialResult();
+  EXPECT_EQ(&t, &IsaTrialResult()) << "the trial runs once";
+  for (int i = 0; i < kIsaCount; i++) {
+    const Isa isa = static_cast<Isa>(i);
+    if (IsaSupported(isa)) {
+      EXPECT_GT(t.compress_gbs[i], 0.01) << IsaName(isa);
+      EXPECT_GT(t.decompress_gbs[i], 0.01) << IsaName(isa);
+      EXPECT_LT(t.compress_gbs[i], 1000) << IsaName(isa);
+      EXPECT_LT(t.decompress_gbs[i], 1000) << IsaName(isa);
+    } else {
+      EXPECT_EQ(0, t.compress_gbs[i]) << IsaName(isa);
+      EXPECT_EQ(0, t.decompress_gbs[i]) << IsaName(isa);
+    }
   }
+  EXPECT_TRUE(IsaSupported(t.choice.compress));
+  EXPECT_TRUE(IsaSupported(t.choice.decompress));
+  EXPECT_TRUE(IsaSupported(t.best));
+  // The choice is the fastest, unless a narrower one is within 2%.
+  for (int i = 0; i < kIsaCount; i++) {
+    EXPECT_GE(t.compress_gbs[static_cast<int>(t.choice.compress)] * 1.02, t.compress_gbs[i]) << i;
+    EXPECT_GE(t.decompress_gbs[static_cast<int>(t.choice.decompress)] * 1.02, t.decompress_gbs[i]) << i;
+  }
+  // A few milliseconds where the machine is quiet; generous here, where
+  // it may not be.
+  EXPECT_GT(t.seconds, 0);
+  EXPECT_LT(t.seconds, 0.5);
+  const std::string summary = IsaTrialSummary();
+  for (int i = 0; i < kIsaCount; i++)
+    EXPECT_NE(std::string::npos, summary.find(IsaName(static_cast<Isa>(i)))) << summary;
+}
+
+TEST(IsaTest, DefaultIsasAreTheTrialsUnlessForced) {
+  SavedIsaEnv saved;
+  unsetenv("HZRAM_ISA");
+  IsaChoice c;
+  std::string why;
+  ASSERT_EQ(0, DefaultIsas(&c, &why));
+  EXPECT_EQ(IsaTrialResult().choice.compress, c.compress);
+  EXPECT_EQ(IsaTrialResult().choice.decompress, c.decompress);
+  EXPECT_EQ(IsaTrialSummary(), why);
+  for (int i = 0; i < kIsaCount; i++) {
+    const Isa want = static_cast<Isa>(i);
+    setenv("HZRAM_ISA", IsaName(want), 1);
+    if (IsaSupported(want)) {
+      ASSERT_EQ(0, DefaultIsas(&c, &why));
+      EXPECT_EQ(want, c.compress);
+      EXPECT_EQ(want, c.decompress);
+      EXPECT_EQ(std::string("HZRAM_ISA=") + IsaName(want), why);
+    } else {
+      EXPECT_EQ(-ENOTSUP, DefaultIsas(&c, &why));
+    }
+  }
+  setenv("HZRAM_ISA", "nonsense", 1);
+  EXPECT_EQ(-EINVAL, DefaultIsas(&c));
+  unsetenv("HZRAM_ISA");
 }
 
 TEST(IsaTest, EnvironmentForcesTheIsa) {
+  SavedIsaEnv saved;
   Isa isa;
   setenv("HZRAM_ISA", "scalar", 1);
   EXPECT_EQ(0, DefaultIsa(&isa));

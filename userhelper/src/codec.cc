@@ -39,7 +39,7 @@ std::size_t ChunkPages(std::size_t n, unsigned threads) {
 std::unique_ptr<Codec> Codec::Create(const CodecOptions& options, int* err) {
   int e = 0;
   std::unique_ptr<Codec> codec(new Codec());
-  Isa isa = options.isa;
+  IsaChoice isas{options.isa, options.decompress_isa.value_or(options.isa)};
 
   if (!err) err = &e;
   if (options.max_batch == 0 || options.threads > kMaxThreads) {
@@ -47,19 +47,22 @@ std::unique_ptr<Codec> Codec::Create(const CodecOptions& options, int* err) {
     return nullptr;
   }
   if (options.force_isa) {
-    if (static_cast<unsigned>(isa) >= static_cast<unsigned>(kIsaCount)) {
-      *err = -EINVAL;
-      return nullptr;
+    for (Isa isa : {isas.compress, isas.decompress}) {
+      if (static_cast<unsigned>(isa) >= static_cast<unsigned>(kIsaCount)) {
+        *err = -EINVAL;
+        return nullptr;
+      }
+      if (!IsaSupported(isa)) {
+        *err = -ENOTSUP;
+        return nullptr;
+      }
     }
-    if (!IsaSupported(isa)) {
-      *err = -ENOTSUP;
-      return nullptr;
-    }
-  } else if ((*err = DefaultIsa(&isa))) {
+  } else if ((*err = DefaultIsas(&isas))) {
     return nullptr;
   }
   codec->options_ = options;
-  codec->kernels_ = &KernelsFor(isa);
+  codec->compress_kernels_ = &KernelsFor(isas.compress);
+  codec->decompress_kernels_ = &KernelsFor(isas.decompress);
 
   unsigned threads = options.threads;
   if (threads == 0) {
@@ -108,7 +111,7 @@ int Codec::Compress(const PageList& pages, std::span<hzram_page_record> records,
   if (n > options_.max_batch || records.size() < n || arena.size() < ArenaBytes(n))
     return -EINVAL;
   std::lock_guard<std::mutex> lock(call_mutex_);
-  const PageKernels& k = *kernels_;
+  const PageKernels& k = *compress_kernels_;
 
   // A chunk's pages are packed into the arena from the start of the
   // chunk's own region, [begin * kPageSize, end * kPageSize): no page
@@ -150,7 +153,7 @@ int Codec::Decompress(std::span<const hzram_page_record> records,
   const std::size_t n = records.size();
   if (n > options_.max_batch || pages.size() != n || status.size() != n) return -EINVAL;
   std::lock_guard<std::mutex> lock(call_mutex_);
-  const PageKernels& k = *kernels_;
+  const PageKernels& k = *decompress_kernels_;
   std::atomic<int> failed{0};
 
   auto job = [&](std::size_t begin, std::size_t end, CodecWorker&) {

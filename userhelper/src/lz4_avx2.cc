@@ -18,6 +18,15 @@ namespace {
 struct Vec {
   static constexpr std::size_t kWidth = 32;
 
+  static void Copy32(std::uint8_t* dst, const std::uint8_t* src) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst),
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+  }
+
+  static void CopyExact(std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
+    CopyExactWords(dst, src, n);
+  }
+
   static std::size_t Prefix(const std::uint8_t* a, const std::uint8_t* b,
                             const std::uint8_t* a_end) {
     const std::uint8_t* const start = a;

@@ -6,7 +6,11 @@
 // lz4_avx512.cc), inside a namespace of that ISA and after the standard
 // headers, with a policy class `Vec` that provides:
 //
-//   static constexpr std::size_t kWidth;     // bytes per wide copy: 16..64
+//   static constexpr std::size_t kWidth;     // bytes per wide copy: 16 or 32
+//   static void Copy32(std::uint8_t* dst, const std::uint8_t* src);
+//       // one 32-byte move (no overlap)
+//   static void CopyExact(std::uint8_t* dst, const std::uint8_t* src, std::size_t n);
+//       // exactly n <= 32 bytes (no overlap), touching nothing around them
 //   static std::size_t Prefix(const std::uint8_t* a, const std::uint8_t* b,
 //                             const std::uint8_t* a_end);
 //       // how many bytes a and b have in common, counting from a and
@@ -14,7 +18,7 @@
 //   static bool SameFilled(const std::uint8_t* page, std::uint64_t* word);
 //   static void RepeatPeriod(std::uint8_t* op, std::size_t offset, std::size_t len);
 //       // op[i] = op[i - offset] for i < len, 1 <= offset < 16; may write
-//       // up to 63 bytes past op + len
+//       // up to 31 bytes past op + len
 //
 // Each TU is compiled with its ISA's flags, so the fixed-size memcpy()s
 // below become that ISA's vector moves. Everything here has internal
@@ -67,6 +71,18 @@ inline uint32_t Hash(const uint8_t* p) {
   return static_cast<uint32_t>(((v << 16) * 889523592379ull) >> (64 - kLz4HashLog));
 }
 
+// One N-byte move (memcpy() semantics: no overlap). 32-byte ones go
+// through the ISA, as one vector where it has them (GCC splits a 32-byte
+// memcpy() in two).
+template <size_t N>
+inline void Move(uint8_t* dst, const uint8_t* src) {
+  if constexpr (N == 32) {
+    Vec::Copy32(dst, src);
+  } else {
+    std::memcpy(dst, src, N);
+  }
+}
+
 // Copy [src, src + len) to dst in N-byte steps: may write up to N - 1
 // bytes past dst + len and read as far past src + len; the caller
 // guarantees both stay within their buffers. With dst - src >= N it also
@@ -75,7 +91,7 @@ template <size_t N = Vec::kWidth>
 inline void WildCopy(uint8_t* dst, const uint8_t* src, size_t len) {
   uint8_t* const end = dst + len;
   do {
-    std::memcpy(dst, src, N);
+    Move<N>(dst, src);
     dst += N;
     src += N;
   } while (dst < end);
@@ -235,7 +251,7 @@ inline bool ReadLength(const uint8_t*& ip, const uint8_t* iend, size_t* len) {
   return true;
 }
 
-// Copy a match of @ml bytes from @offset bytes back, writing up to 63
+// Copy a match of @ml bytes from @offset bytes back, writing up to 31
 // bytes past op + ml (the caller has checked there is room).
 inline void CopyMatch(uint8_t* op, size_t offset, size_t ml) {
   // Steps no longer than the offset read only final bytes.
@@ -249,15 +265,45 @@ inline void CopyMatch(uint8_t* op, size_t offset, size_t ml) {
   }
 }
 
+// Copy exactly @n bytes (no overlap): short ones without a call.
+inline void CopySmall(uint8_t* dst, const uint8_t* src, size_t n) {
+  if (n <= 32) {
+    Vec::CopyExact(dst, src, n);
+  } else {
+    std::memcpy(dst, src, n);
+  }
+}
+
+// Copy a match of @ml bytes from @offset bytes back, writing exactly
+// [op, op + ml).
+inline void CopyMatchExact(uint8_t* op, size_t offset, size_t ml) {
+  size_t i = 0;
+  if (offset < 8) {
+    // Byte by byte up to a whole number of periods of at least 8 bytes:
+    // from there on, the match also repeats at that distance.
+    const uint8_t* const match = op - offset;
+    const size_t period = (7 + offset) / offset * offset;
+    for (; i < period && i < ml; i++) op[i] = match[i];
+    offset = period;
+  }
+  if (ml - i >= 8) {
+    // Words, each from bytes already final; the last one overlaps the one
+    // before rather than writing past the end.
+    for (; i + 8 <= ml; i += 8) std::memcpy(op + i, op + i - offset, 8);
+    if (i < ml) std::memcpy(op + ml - 8, op + ml - 8 - offset, 8);
+  } else {
+    for (; i < ml; i++) op[i] = *(op + i - offset);
+  }
+}
+
 // CopyMatch() for a match that may end anywhere up to @oend: wide copies
-// while they stay 64 bytes clear of it, bytes after. Pages often end in a
-// long run of zeros: that run must not go byte by byte.
+// while they stay 32 bytes clear of it, exact ones after. Pages often end
+// in a long run of zeros: that run must not go byte by byte.
 inline void CopyMatchNearEnd(uint8_t* op, size_t offset, size_t ml, uint8_t* oend) {
   const size_t room = static_cast<size_t>(oend - op);
-  const size_t wide = room < 64 ? 0 : ml < room - 64 ? ml : room - 64;
-  const uint8_t* const match = op - offset;
+  const size_t wide = room < 32 ? 0 : ml < room - 32 ? ml : room - 32;
   if (wide) CopyMatch(op, offset, wide);
-  for (size_t i = wide; i < ml; i++) op[i] = match[i];
+  if (wide < ml) CopyMatchExact(op + wide, offset, ml - wide);
 }
 
 int DecompressPage(const void* src_v, size_t len, void* page) {
@@ -266,51 +312,83 @@ int DecompressPage(const void* src_v, size_t len, void* page) {
   uint8_t* const dst = static_cast<uint8_t*>(page);
   uint8_t* op = dst;
   uint8_t* const oend = dst + kPageSize;
-  // The fast loop runs while both sides have this much room, so that its
-  // copies can be wide and unchecked; the careful loop does the rest.
-  constexpr size_t kMargin = 64;
 
-  while (static_cast<size_t>(iend - ip) >= kMargin && static_cast<size_t>(oend - op) >= kMargin) {
-    const uint8_t* const seq = ip;
-    const unsigned token = *ip++;
-
-    size_t lit = token >> 4;
-    if (lit != kRunMask) {
-      std::memcpy(op, ip, 16);  // up to 14 literals in one move
-    } else {
-      if (!ReadLength(ip, iend, &lit)) return -EBADMSG;
-      if (lit + kMargin > static_cast<size_t>(iend - ip) ||
-          lit + kMargin > static_cast<size_t>(oend - op)) {
-        ip = seq;  // a long run near an end: do it carefully
+  // The fast loop runs while a sequence starts at least kInMargin bytes
+  // before the end of the input and kOutMargin before the end of the page,
+  // so that its copies can be wide and unchecked. Literals under 15 (all
+  // but 1%) are one 16-byte move; with those margins they cannot be the
+  // block's last (see the careful loop), so a match follows. A match is
+  // copied with moves that may write up to 31 bytes past its end: only
+  // where that stays inside the page. The careful loop does the rest.
+  constexpr size_t kInMargin = 1 + 14 + 8;   // token, literals, the end rule's 8
+  constexpr size_t kOutMargin = 14 + 18 + 5;  // literals, a short match, the end rule's 5
+  if (len >= kInMargin) {
+    const uint8_t* const ilimit = iend - kInMargin;
+    uint8_t* const olimit = oend - kOutMargin;
+    while (ip <= ilimit && op <= olimit) {
+      const unsigned token = *ip;
+      size_t lit = token >> 4;
+      size_t offset;
+      if (lit != kRunMask) [[likely]] {
+        // Up to 14 literals in one move. With kInMargin, at least 8 bytes
+        // of input follow them: a match follows, and its offset is there.
+        std::memcpy(op, ip + 1, 16);
+        offset = Read16(ip + 1 + lit);
+        ip += 1 + lit + 2;
+      } else {
+        const uint8_t* const seq = ip++;
+        if (!ReadLength(ip, iend, &lit)) return -EBADMSG;
+        if (lit + 32 > static_cast<size_t>(iend - ip) || lit + 32 > static_cast<size_t>(oend - op)) {
+          ip = seq;  // a long run near an end: do it carefully
+          break;
+        }
+        WildCopy<32>(op, ip, lit);
+        offset = Read16(ip + lit);
+        ip += lit + 2;
+      }
+      op += lit;
+      if (offset - 1 >= static_cast<size_t>(op - dst)) [[unlikely]]
+        return -EBADMSG;  // 0, or before the page
+      const uint8_t* const match = op - offset;
+      size_t ml = token & kRunMask;
+      if (ml != kRunMask && offset >= 8) [[likely]] {
+        // The common short match (4 to 18 bytes), as LZ4 copies it: in
+        // words, which the store buffer forwards from the writes just
+        // before. kOutMargin leaves room for it and for the 5 bytes the
+        // format's end rule wants after it.
+        std::memcpy(op, match, 8);
+        std::memcpy(op + 8, match + 8, 8);
+        std::memcpy(op + 16, match + 16, 2);
+        op += ml + kMinMatch;
+        continue;
+      }
+      if (ml == kRunMask) {
+        // The first length byte is within the 8 bytes left after the
+        // literals; more are rare.
+        const unsigned b = *ip++;
+        ml += b;
+        if (b == 255 && !ReadLength(ip, iend, &ml)) [[unlikely]]
+          return -EBADMSG;
+      }
+      ml += kMinMatch;
+      if (ml + 32 > static_cast<size_t>(oend - op)) [[unlikely]] {
+        // A match that reaches the last 32 bytes: the format's end rule
+        // (as liblz4 and the kernel check it: a match leaves at least the
+        // last 5 bytes to literals), then a careful copy.
+        if (ml + kLastLiterals > static_cast<size_t>(oend - op)) return -EBADMSG;
+        CopyMatchNearEnd(op, offset, ml, oend);
+        op += ml;
         break;
       }
-      WildCopy<32>(op, ip, lit);
+      if (offset >= 32) {
+        WildCopy<32>(op, match, ml);
+      } else if (offset >= 16) {
+        WildCopy<16>(op, match, ml);
+      } else {
+        Vec::RepeatPeriod(op, offset, ml);
+      }
+      op += ml;
     }
-    ip += lit;
-    op += lit;
-
-    // Literals here never reach the end of the input (see the checks), so
-    // a match follows.
-    const size_t offset = Read16(ip);
-    ip += 2;
-    if (offset - 1 >= static_cast<size_t>(op - dst)) return -EBADMSG;  // 0, or before the page
-    size_t ml = token & kRunMask;
-    if (ml == kRunMask && !ReadLength(ip, iend, &ml)) return -EBADMSG;
-    ml += kMinMatch;
-    // The format's end rule, as liblz4 and the kernel check it: a match
-    // leaves at least the last 5 bytes to literals.
-    if (ml + kLastLiterals > static_cast<size_t>(oend - op)) return -EBADMSG;
-    if (ml <= 18 && offset >= 8) {
-      // The common short match, as LZ4 copies it: in words, which the
-      // store buffer forwards from the writes just before.
-      const uint8_t* match = op - offset;
-      std::memcpy(op, match, 8);
-      std::memcpy(op + 8, match + 8, 8);
-      std::memcpy(op + 16, match + 16, 2);
-    } else {
-      CopyMatchNearEnd(op, offset, ml, oend);
-    }
-    op += ml;
   }
 
   // The careful loop: every length checked against both ends.
@@ -327,7 +405,7 @@ int DecompressPage(const void* src_v, size_t len, void* page) {
     // bytes of input, end the block.
     const bool last = lit + kMfLimit > static_cast<size_t>(oend - op) ||
                       lit + 8 > static_cast<size_t>(iend - ip);
-    std::memcpy(op, ip, lit);
+    CopySmall(op, ip, lit);
     ip += lit;
     op += lit;
     if (last) return ip == iend && op == oend ? 0 : -EBADMSG;
@@ -354,7 +432,7 @@ void FillPage(void* page, uint64_t word) {
   uint8_t pattern[W];
   for (size_t i = 0; i < W; i += 8) std::memcpy(pattern + i, &word, 8);
   uint8_t* p = static_cast<uint8_t*>(page);
-  for (size_t i = 0; i < kPageSize; i += W) std::memcpy(p + i, pattern, W);
+  for (size_t i = 0; i < kPageSize; i += W) Move<W>(p + i, pattern);
 }
 
 constexpr PageKernels MakeKernels(Isa isa) {

@@ -15,6 +15,12 @@ namespace {
 struct Vec {
   static constexpr std::size_t kWidth = 16;
 
+  static void Copy32(std::uint8_t* dst, const std::uint8_t* src) { std::memcpy(dst, src, 32); }
+
+  static void CopyExact(std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
+    CopyExactWords(dst, src, n);
+  }
+
   static std::size_t Prefix(const std::uint8_t* a, const std::uint8_t* b,
                             const std::uint8_t* a_end) {
     return PrefixTail(a, a, b, a_end);
@@ -54,12 +60,17 @@ struct Vec {
   }
 
   static bool SameFilled(const std::uint8_t* p, std::uint64_t* word) {
-    std::uint64_t w[kPageSize / 8];
-    std::memcpy(w, p, kPageSize);
-    if (w[0] != w[kPageSize / 8 - 1]) return false;
-    for (std::size_t i = 1; i < kPageSize / 8 - 1; i++)
-      if (w[i] != w[0]) return false;
-    *word = w[0];
+    // Word by word, from the first: most pages differ within a few words.
+    std::uint64_t first, last;
+    std::memcpy(&first, p, 8);
+    std::memcpy(&last, p + kPageSize - 8, 8);
+    if (first != last) return false;
+    for (std::size_t i = 8; i < kPageSize - 8; i += 8) {
+      std::uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      if (w != first) return false;
+    }
+    *word = first;
     return true;
   }
 };

@@ -25,6 +25,34 @@ inline std::size_t PrefixTail(const std::uint8_t* start, const std::uint8_t* a,
   return static_cast<std::size_t>(a - start);
 }
 
+// Vec::CopyExact() without masked moves: exactly n <= 32 bytes (no
+// overlap) in at most two moves of one size, which overlap in the middle.
+inline void CopyExactWords(std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
+  if (n >= 16) {
+    std::uint8_t a[16], b[16];
+    std::memcpy(a, src, 16);
+    std::memcpy(b, src + n - 16, 16);
+    std::memcpy(dst, a, 16);
+    std::memcpy(dst + n - 16, b, 16);
+  } else if (n >= 8) {
+    std::uint64_t a, b;
+    std::memcpy(&a, src, 8);
+    std::memcpy(&b, src + n - 8, 8);
+    std::memcpy(dst, &a, 8);
+    std::memcpy(dst + n - 8, &b, 8);
+  } else if (n >= 4) {
+    std::uint32_t a, b;
+    std::memcpy(&a, src, 4);
+    std::memcpy(&b, src + n - 4, 4);
+    std::memcpy(dst, &a, 4);
+    std::memcpy(dst + n - 4, &b, 4);
+  } else if (n) {
+    dst[0] = src[0];
+    dst[n / 2] = src[n / 2];
+    dst[n - 1] = src[n - 1];
+  }
+}
+
 #ifdef __AVX2__
 // kPeriodMask[p][i] = i % p: shuffle masks that repeat a period of p < 16
 // bytes over 32 (each 128-bit lane shuffles its own copy of the period).

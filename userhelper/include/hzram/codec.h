@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <type_traits>
 
@@ -29,9 +30,13 @@ struct CodecOptions {
   unsigned threads = 0;
   // Pin each started thread to one CPU (the calling thread is left alone).
   bool pin_threads = true;
-  // Instruction set; unset: DefaultIsa() ($HZRAM_ISA, else the best).
+  // Instruction sets. force_isa: @isa compresses, and decompresses too
+  // unless @decompress_isa is set. Without force_isa: DefaultIsas()
+  // ($HZRAM_ISA for both, else the fastest for each direction by the
+  // start-up trial).
   bool force_isa = false;
   Isa isa = Isa::kScalar;
+  std::optional<Isa> decompress_isa;
   // Largest batch, in pages, that a call accepts.
   std::size_t max_batch = 4096;
 };
@@ -138,7 +143,9 @@ class Codec {
   static constexpr std::size_t ArenaBytes(std::size_t n) { return n * kPageSize; }
 
   unsigned threads() const;
-  Isa isa() const { return kernels_->isa; }
+  // The ISA that compresses, and the one that decompresses.
+  Isa isa() const { return compress_kernels_->isa; }
+  Isa decompress_isa() const { return decompress_kernels_->isa; }
   std::size_t max_batch() const { return options_.max_batch; }
   // The pool, for tests: how many batches ran on it, and where.
   const ThreadPool& pool() const { return *pool_; }
@@ -149,7 +156,8 @@ class Codec {
   void Dispatch(std::size_t n, Job& job);
 
   CodecOptions options_;
-  const PageKernels* kernels_ = nullptr;
+  const PageKernels* compress_kernels_ = nullptr;
+  const PageKernels* decompress_kernels_ = nullptr;
   std::unique_ptr<ThreadPool> pool_;
   // One per worker; the calling thread is worker 0.
   std::unique_ptr<CodecWorker[]> workers_;
