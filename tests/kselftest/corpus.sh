@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The page corpus through hzram with every algorithm: write a quarter of
-# it (the whole corpus goes through lz4 in hzram_corpus), read it back,
-# compare checksums of the whole device.
+# it (the whole corpus goes through lz4 in hzram_corpus; a quarter on the
+# debug kernel), read it back, compare checksums of the whole device.
 # Needs the hzram module loaded and the corpus at $HZRAM_CORPUS.
 . "$(dirname "$0")/ktap.sh"
 

@@ -1,10 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * swap_verify MIB [PASSES [DATA]]: allocate MIB MiB of anonymous memory,
- * fill it, then read every word back PASSES times (default 2), walking the
- * memory in a different order each pass so that pages go out to swap and
- * come back. Exits 0 when every word was right, 1 on the first wrong one
- * (printing where), 2 on bad usage.
+ * swap_verify [-r] MIB [PASSES [DATA]]: allocate MIB MiB of anonymous
+ * memory, fill it, then read every word back PASSES times (default 2),
+ * walking the memory in a different order each pass so that pages go out
+ * to swap and come back. Exits 0 when every word was right, 1 on the first
+ * wrong one (printing where), 2 on bad usage.
+ *
+ * The first pass walks forwards, from the pages written first: with more
+ * memory than fits, each page it brings back pushes out one it has yet to
+ * read, so every page goes out to swap and comes back once more. With -r
+ * it walks backwards, from the pages still in memory: only the pages that
+ * were swapped out come back, once each, for about a third of the swap
+ * traffic.
  *
  * By default each page is 256 pseudo-random bytes (unique to each word)
  * followed by a repeated word, so it compresses about tenfold: a
@@ -65,13 +72,18 @@ static int map_data(const char *path)
 
 int main(int argc, char **argv)
 {
-	unsigned long mib, passes = 2, pages, p, pass;
+	unsigned long mib, passes = 2, pages, p, pass, reverse = 0;
 	uint64_t *mem;
 	unsigned int i;
 
+	if (argc > 1 && argv[1][0] == '-' && argv[1][1] == 'r' && !argv[1][2]) {
+		reverse = 1;
+		argc--;
+		argv++;
+	}
 	if (argc < 2 || argc > 4 || !(mib = strtoul(argv[1], NULL, 10)) ||
 	    (argc >= 3 && !(passes = strtoul(argv[2], NULL, 10)))) {
-		fprintf(stderr, "usage: swap_verify MIB [PASSES [DATA]]\n");
+		fprintf(stderr, "usage: swap_verify [-r] MIB [PASSES [DATA]]\n");
 		return 2;
 	}
 	if (argc == 4 && map_data(argv[3]))
@@ -90,9 +102,9 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	for (pass = 0; pass < passes; pass++) {
-		/* Odd passes walk backwards: the oldest swapped pages first. */
+		/* Odd passes walk backwards (even ones with -r). */
 		for (unsigned long k = 0; k < pages; k++) {
-			p = pass & 1 ? pages - 1 - k : k;
+			p = (pass ^ reverse) & 1 ? pages - 1 - k : k;
 			for (i = 0; i < WORDS; i++) {
 				if (mem[p * WORDS + i] != word(p, i)) {
 					printf("swap_verify: pass %lu: page %lu word %u: %#llx, want %#llx\n",
