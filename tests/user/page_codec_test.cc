@@ -18,26 +18,6 @@
 namespace hzram::test {
 namespace {
 
-// Puts $HZRAM_ISA back as it was (a test that changes it must not change
-// the ISA of the tests after it: HZRAM_ISA=avx512 runs them on AVX-512).
-class SavedIsaEnv {
- public:
-  SavedIsaEnv() {
-    if (const char* v = std::getenv("HZRAM_ISA")) saved_ = v, had_ = true;
-  }
-  ~SavedIsaEnv() {
-    if (had_) {
-      setenv("HZRAM_ISA", saved_.c_str(), 1);
-    } else {
-      unsetenv("HZRAM_ISA");
-    }
-  }
-
- private:
-  std::string saved_;
-  bool had_ = false;
-};
-
 std::string IsaParamName(const ::testing::TestParamInfo<Isa>& info) {
   return IsaName(info.param);
 }
