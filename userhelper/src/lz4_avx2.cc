@@ -32,14 +32,7 @@ struct Vec {
     const std::uint8_t* const start = a;
     // Most matches end within a word: try that first, without the longer
     // latency of the vector compare.
-    if (a + 8 <= a_end) {
-      std::uint64_t x, y;
-      std::memcpy(&x, a, 8);
-      std::memcpy(&y, b, 8);
-      if (x != y) return _tzcnt_u64(x ^ y) / 8;
-      a += 8;
-      b += 8;
-    }
+    if (std::size_t n; PrefixProbe8(a, b, a_end, &n)) return n;
     while (a + 32 <= a_end) {
       const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
       const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));

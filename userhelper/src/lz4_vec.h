@@ -6,6 +6,24 @@
 
 namespace {
 
+// The start of Vec::Prefix() for the vector ISAs: one 8-byte compare at
+// @a (if 8 bytes are left before @a_end). True, with *n the bytes in
+// common, if they differ there; else @a and @b move past the 8 bytes.
+inline bool PrefixProbe8(const std::uint8_t*& a, const std::uint8_t*& b, const std::uint8_t* a_end,
+                         std::size_t* n) {
+  if (a + 8 > a_end) return false;
+  std::uint64_t x, y;
+  std::memcpy(&x, a, 8);
+  std::memcpy(&y, b, 8);
+  if (x != y) {
+    *n = static_cast<std::size_t>(__builtin_ctzll(x ^ y)) / 8;
+    return true;
+  }
+  a += 8;
+  b += 8;
+  return false;
+}
+
 // The end of Vec::Prefix() for every ISA: 8 bytes at a time, then one at
 // a time, from a to a_end; the count returned is from start.
 inline std::size_t PrefixTail(const std::uint8_t* start, const std::uint8_t* a,
