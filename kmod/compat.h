@@ -7,6 +7,7 @@
 #define _HZRAM_COMPAT_H
 
 #include <linux/blkdev.h>
+#include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/string.h>
 #include <linux/version.h>
@@ -155,6 +156,37 @@ static inline void hzram_zs_write(struct zs_pool *pool, unsigned long handle,
 
 	memcpy(dst, src, len);
 	zs_unmap_object(pool, handle);
+}
+
+/*
+ * io_uring commands (IORING_OP_URING_CMD): the declarations moved to
+ * <linux/io_uring/cmd.h> in 6.7, and the command's payload is read from
+ * the SQE since 6.6. hzram_uring_cmd_payload() returns the 16 bytes of
+ * sqe->cmd, valid while ->uring_cmd runs.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#include <linux/io_uring/cmd.h>
+#else
+#include <linux/io_uring.h>
+#endif
+
+static inline const void *hzram_uring_cmd_payload(struct io_uring_cmd *cmd)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+	return io_uring_sqe_cmd(cmd->sqe);
+#else
+	return cmd->cmd;
+#endif
+}
+
+/* vm_flags became read-only outside the vm_flags_*() helpers in 6.3. */
+static inline void hzram_vma_deny_write(struct vm_area_struct *vma)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_clear(vma, VM_MAYWRITE);
+#else
+	vma->vm_flags &= ~VM_MAYWRITE;
+#endif
 }
 
 #endif /* _HZRAM_COMPAT_H */

@@ -42,11 +42,17 @@ enum hzram_slot_bit {
 	HZRAM_SLOT_SAME,
 	/* Stored uncompressed: it did not compress below the huge class. */
 	HZRAM_SLOT_HUGE,
+	/*
+	 * Staged for the helper (offload.c): the page is in the staging
+	 * arena, in the cell whose number handle holds; nothing allocated.
+	 */
+	HZRAM_SLOT_STAGED,
 	__HZRAM_SLOT_BITS,
 };
 
 struct hzram_slot {
-	unsigned long handle;	/* zsmalloc handle, or the fill word if SAME */
+	unsigned long handle;	/* zsmalloc handle, the fill word if SAME,
+				 * the staging cell if STAGED */
 	unsigned long flags;	/* size (bytes) | BIT(enum hzram_slot_bit) */
 };
 
@@ -71,6 +77,38 @@ struct hzram_stats {
 	atomic64_t miss_free;		/* notifications skipped: slot was busy */
 	atomic64_t writestall;		/* allocations that had to reclaim */
 	atomic_long_t max_used_pages;	/* peak of zs_get_total_pages() */
+	/* offload_stat: enum hzram_offload_stat_field, from HZRAM_OFF_STAGED */
+	atomic64_t offload[HZRAM_OFF_NR_FIELDS];
+};
+
+/* How hzram_encode() may allocate, and what it may refuse (io.c). */
+enum hzram_enc_mode {
+	HZRAM_ENC_WRITE,	/* a write: may wait for memory; mem_limit holds */
+	HZRAM_ENC_SWAP,		/* a swap-out: never waits; mem_limit holds */
+	/*
+	 * A staged page, whose write has completed: stored whatever it
+	 * takes (past mem_limit, waiting for memory, raw if the compressor
+	 * fails), because nothing else holds its data.
+	 */
+	HZRAM_ENC_STAGED,
+};
+
+/* What became of a staged page (hzram_store_staged()). */
+enum hzram_store_result {
+	HZRAM_STORED_HELPER,	/* stored as the helper encoded it */
+	HZRAM_STORED_KERNEL,	/* compressed by the module and stored */
+	HZRAM_STORED_STALE,	/* the slot holds newer data: nothing stored */
+};
+
+struct hzram_offload;
+
+/* Offload settings of a device (sysfs offload_*). */
+struct hzram_offload_params {
+	unsigned int batch_pages;	/* pages per batch; fixed at attach */
+	unsigned int flush_us;		/* a batch waits at most this long */
+	unsigned int min_pages;		/* smaller batches stay in the kernel */
+	unsigned int timeout_ms;	/* the helper's time for a batch */
+	bool verify;			/* decode helper pages before storing */
 };
 
 /*
@@ -114,6 +152,20 @@ struct hzram {
 	char comp_algorithm[CRYPTO_MAX_ALG_NAME];	/* used at next init */
 	struct hzram_stats stats;
 
+	/*
+	 * The helper attached to this device, if any: changed under
+	 * hzram_offload_mutex and init_lock (for writing) together.
+	 */
+	struct hzram_offload *off;
+	/*
+	 * Set while writes are staged for the helper (attached, initialised,
+	 * lz4): RCU, for the write path.
+	 */
+	struct hzram_offload __rcu *off_io;
+	/* The staging arena, while any slot may be STAGED. */
+	void *staging;
+	struct hzram_offload_params offp;
+
 	struct gendisk *disk;
 	/* Reset or removal in progress: opens fail. Under disk->open_mutex. */
 	bool claim;
@@ -152,6 +204,23 @@ int hzram_rw_page(struct hzram *hz, sector_t sector, struct page *page,
 int hzram_meta_alloc(struct hzram *hz, u64 disksize);
 void hzram_meta_free(struct hzram *hz, u64 disksize);
 void hzram_slot_free_notify(struct block_device *bdev, unsigned long index);
+enum hzram_store_result hzram_store_staged(struct hzram *hz, u32 index,
+					   unsigned long cell, const void *page,
+					   const struct hzram_page_record *rec,
+					   const void *data, void *scratch,
+					   bool *refused);
+void hzram_stage_install(struct hzram *hz, u32 index, unsigned long cell);
+
+/* offload.c: the helper (hzramd) and its batches. */
+int hzram_offload_init(void);
+void hzram_offload_exit(void);
+void hzram_offload_params_init(struct hzram_offload_params *p);
+bool hzram_offload_stage(struct hzram *hz, u32 index, const void *src);
+void hzram_offload_start(struct hzram *hz);
+void hzram_offload_stop(struct hzram *hz);
+void hzram_offload_unlink(struct hzram *hz);
+bool hzram_offload_attached(struct hzram *hz);
+extern struct mutex hzram_offload_mutex;
 
 /* fault.c: injected failures, where the kernel has fault injection. */
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
@@ -165,6 +234,10 @@ static inline bool hzram_fail_decompress(void) { return false; }
 static inline void hzram_fault_init(void) { }
 static inline void hzram_fault_exit(void) { }
 #endif
+
+/* main.c */
+extern struct mutex hzram_index_mutex;
+struct hzram *hzram_find(int id);
 
 /* sysfs.c */
 extern const struct attribute_group *hzram_disk_groups[];

@@ -24,7 +24,14 @@
  *
  * Encoded data enters the store in one place, __hzram_slot_install(), and
  * only from an object made by hzram_obj_fill(); the pages the userspace
- * helper compresses will come in the same way.
+ * helper compresses come in the same way (hzram_store_staged()).
+ *
+ * With a helper attached (offload.c), a full-page write that is not
+ * same-filled is copied into a staging cell instead, and the slot marked
+ * STAGED, pointing at the cell; reads copy from the cell. The page is
+ * stored when its batch comes back from the helper, or is compressed
+ * here; a newer write, discard or free of the slot supersedes it, and its
+ * result is dropped (the slot no longer points at that cell).
  */
 #include "hzram.h"
 
@@ -102,6 +109,10 @@ static void hzram_slot_free(struct hzram *hz, u32 index)
 	if (hzram_slot_test(hz, index, HZRAM_SLOT_SAME)) {
 		atomic64_dec(&hz->stats.same_pages);
 		atomic64_dec(&hz->stats.pages_stored);
+	} else if (hzram_slot_test(hz, index, HZRAM_SLOT_STAGED)) {
+		/* The cell stays its batch's; the batch's result is dropped. */
+		atomic64_dec(&hz->stats.offload[HZRAM_OFF_STAGED]);
+		atomic64_dec(&hz->stats.pages_stored);
 	} else if (slot->handle) {
 		if (hzram_slot_test(hz, index, HZRAM_SLOT_HUGE))
 			atomic64_dec(&hz->stats.huge_pages);
@@ -173,13 +184,13 @@ static unsigned long hzram_zs_alloc_nowait(struct hzram *hz, unsigned int len,
  * returned.
  */
 static int hzram_obj_fill(struct hzram *hz, unsigned long handle,
-			  const void *data, unsigned int len)
+			  const void *data, unsigned int len, bool limited)
 {
 	unsigned long used = zs_get_total_pages(hz->mem_pool);
 	unsigned long limit = READ_ONCE(hz->limit_pages);
 
 	hzram_update_used_max(hz, used);
-	if (limit && used > limit) {
+	if (limited && limit && used > limit) {
 		zs_free(hz->mem_pool, handle);
 		return -ENOMEM;
 	}
@@ -205,27 +216,24 @@ static bool hzram_page_same_filled(const void *ptr, unsigned long *word)
 
 /*
  * Encode the page at @src (PAGE_SIZE bytes, which must not change
- * meanwhile) into @enc: its fill word, or a new object holding it
+ * meanwhile, and is not same-filled) into @enc: a new object holding it
  * compressed, or raw if it does not compress below the huge class. Needs
- * no slot lock. When memory is short and the write is not a swap-out, it
- * lets go of the stream, waits for an object of the size it needs, and
+ * no slot lock. When memory is short and @mode is not a swap-out, it lets
+ * go of the stream, waits for an object of the size it needs, and
  * compresses again (the same bytes compress to the same size).
  *
  * Return: 0; -ENOMEM without memory or past mem_limit; or the
- * compressor's error. On error nothing is left allocated.
+ * compressor's error. On error nothing is left allocated. A staged page
+ * (HZRAM_ENC_STAGED) always succeeds.
  */
-static int hzram_encode(struct hzram *hz, const void *src, bool swap,
-			struct hzram_enc *enc)
+static int hzram_encode_page(struct hzram *hz, const void *src,
+			     enum hzram_enc_mode mode, struct hzram_enc *enc)
 {
+	const bool staged = mode == HZRAM_ENC_STAGED;
 	unsigned long waited = 0;	/* an object allocated while waiting */
 	unsigned int waited_len = 0;
 	int ret;
 
-	if (hzram_page_same_filled(src, &enc->word)) {
-		enc->handle = 0;
-		enc->len = 0;
-		return 0;
-	}
 	for (;;) {
 		struct hzram_strm *strm = hzram_strm_get(hz->comp);
 		unsigned long handle;
@@ -233,15 +241,18 @@ static int hzram_encode(struct hzram *hz, const void *src, bool swap,
 		unsigned int len;
 
 		ret = hzram_comp_compress(strm, src, &len);
-		if (ret) {
+		if (ret && !staged) {
 			hzram_strm_put(hz->comp);
 			pr_err_ratelimited("%s: compression failed: %d\n",
 					   hz->disk->disk_name, ret);
 			break;
 		}
 		data = strm->buffer;
-		/* Pages that do not compress below the huge class go in raw. */
-		if (len >= hz->huge_class_size) {
+		/*
+		 * Pages that do not compress below the huge class go in raw,
+		 * and so does a staged page that the compressor refused.
+		 */
+		if (ret || len >= hz->huge_class_size) {
 			data = src;
 			len = PAGE_SIZE;
 		}
@@ -249,10 +260,11 @@ static int hzram_encode(struct hzram *hz, const void *src, bool swap,
 			zs_free(hz->mem_pool, waited);
 			waited = 0;
 		}
-		handle = waited ? waited : hzram_zs_alloc_nowait(hz, len, swap);
+		handle = waited ? waited : hzram_zs_alloc_nowait(hz, len,
+						mode == HZRAM_ENC_SWAP);
 		waited = 0;
 		if (!IS_ERR_VALUE(handle)) {
-			ret = hzram_obj_fill(hz, handle, data, len);
+			ret = hzram_obj_fill(hz, handle, data, len, !staged);
 			hzram_strm_put(hz->comp);
 			enc->handle = handle;
 			enc->len = len;
@@ -261,9 +273,10 @@ static int hzram_encode(struct hzram *hz, const void *src, bool swap,
 		hzram_strm_put(hz->comp);
 		atomic64_inc(&hz->stats.writestall);
 		/* A swap-out fails: the page stays in memory. */
-		if (swap)
+		if (mode == HZRAM_ENC_SWAP)
 			return -ENOMEM;
-		handle = zs_malloc(hz->mem_pool, len, HZRAM_GFP_WAIT);
+		handle = zs_malloc(hz->mem_pool, len, HZRAM_GFP_WAIT |
+				   (staged ? __GFP_NOFAIL : 0));
 		if (IS_ERR_VALUE(handle))
 			return -ENOMEM;
 		waited = handle;
@@ -274,6 +287,25 @@ static int hzram_encode(struct hzram *hz, const void *src, bool swap,
 	return ret;
 }
 
+/* hzram_encode_page(), for any page: a same-filled one is kept as its word. */
+static int hzram_encode(struct hzram *hz, const void *src,
+			enum hzram_enc_mode mode, struct hzram_enc *enc)
+{
+	if (hzram_page_same_filled(src, &enc->word)) {
+		enc->handle = 0;
+		enc->len = 0;
+		return 0;
+	}
+	return hzram_encode_page(hz, src, mode, enc);
+}
+
+/* Free what an encoding allocated that no slot took. */
+static void hzram_enc_free(struct hzram *hz, const struct hzram_enc *enc)
+{
+	if (enc->handle)
+		zs_free(hz->mem_pool, enc->handle);
+}
+
 /* Decode slot @index into @dst (PAGE_SIZE bytes); the slot lock is held. */
 static int __hzram_load(struct hzram *hz, u32 index, void *dst)
 {
@@ -282,6 +314,11 @@ static int __hzram_load(struct hzram *hz, u32 index, void *dst)
 	const void *src;
 	int ret = 0;
 
+	if (hzram_slot_test(hz, index, HZRAM_SLOT_STAGED)) {
+		/* The arena is there while any slot is STAGED. */
+		memcpy(dst, hz->staging + slot->handle * PAGE_SIZE, PAGE_SIZE);
+		return 0;
+	}
 	if (hzram_slot_test(hz, index, HZRAM_SLOT_SAME) || !slot->handle) {
 		/* An unwritten page reads as zeros. */
 		memset_l(dst, slot->handle, PAGE_SIZE / sizeof(unsigned long));
@@ -306,9 +343,17 @@ static int hzram_write_page(struct hzram *hz, u32 index, const void *src,
 	struct hzram_enc enc;
 	int ret;
 
-	ret = hzram_encode(hz, src, swap, &enc);
-	if (ret)
-		return ret;
+	if (hzram_page_same_filled(src, &enc.word)) {
+		enc.handle = 0;
+		enc.len = 0;
+	} else if (hzram_offload_stage(hz, index, src)) {
+		return 0;
+	} else {
+		ret = hzram_encode_page(hz, src, swap ? HZRAM_ENC_SWAP :
+					HZRAM_ENC_WRITE, &enc);
+		if (ret)
+			return ret;
+	}
 	hzram_slot_lock(hz, index);
 	__hzram_slot_install(hz, index, &enc);
 	hzram_slot_unlock(hz, index);
@@ -335,7 +380,7 @@ static int hzram_write_partial(struct hzram *hz, u32 index, unsigned int off,
 	ret = __hzram_load(hz, index, buf);
 	if (!ret) {
 		memcpy(buf + off, mem, len);
-		ret = hzram_encode(hz, buf, false, &enc);
+		ret = hzram_encode(hz, buf, HZRAM_ENC_WRITE, &enc);
 	}
 	if (!ret)
 		__hzram_slot_install(hz, index, &enc);
@@ -374,6 +419,149 @@ static int hzram_write(struct hzram *hz, u32 index, unsigned int off,
 	if (len == PAGE_SIZE)
 		return hzram_write_page(hz, index, mem, swap);
 	return hzram_write_partial(hz, index, off, mem, len);
+}
+
+/**
+ * hzram_stage_install() - make slot @index point at staging cell @cell
+ * @hz: the device
+ * @index: the page
+ * @cell: the staging cell now holding the page's data (offload.c)
+ *
+ * What the slot held is freed: the staged page is the newest data.
+ */
+void hzram_stage_install(struct hzram *hz, u32 index, unsigned long cell)
+{
+	hzram_slot_lock(hz, index);
+	hzram_slot_free(hz, index);
+	hzram_slot_set(hz, index, cell, 0, BIT(HZRAM_SLOT_STAGED));
+	atomic64_inc(&hz->stats.offload[HZRAM_OFF_STAGED]);
+	atomic64_inc(&hz->stats.pages_stored);
+	hzram_slot_unlock(hz, index);
+}
+
+/* True if slot @index still holds staging cell @cell; the lock is held. */
+static bool hzram_slot_staged_in(struct hzram *hz, u32 index,
+				 unsigned long cell)
+{
+	return hzram_slot_test(hz, index, HZRAM_SLOT_STAGED) &&
+	       hz->table[index].handle == cell;
+}
+
+/*
+ * Does object @handle of @len bytes decode to @page? Decodes into
+ * @scratch (PAGE_SIZE bytes).
+ */
+static bool hzram_obj_matches(struct hzram *hz, unsigned long handle,
+			      unsigned int len, const void *page, void *scratch)
+{
+	const void *src = hzram_zs_read_begin(hz->mem_pool, handle);
+	int ret = hzram_comp_decompress(hz->comp, src, len, scratch);
+
+	hzram_zs_read_end(hz->mem_pool, handle);
+	return !ret && !memcmp(scratch, page, PAGE_SIZE);
+}
+
+/*
+ * The helper's encoding of @page as an object (or a fill word), or false.
+ * @rec was copied out of the helper's reach and checked against the
+ * arena's bounds; @data is read once, into the new object, and the object
+ * is what is checked. A record the page does not match sets *@refused.
+ */
+static bool hzram_enc_from_record(struct hzram *hz, const void *page,
+				  const struct hzram_page_record *rec,
+				  const void *data, void *scratch,
+				  struct hzram_enc *enc, bool *refused)
+{
+	unsigned int len = rec->length;
+	unsigned long handle;
+
+	switch (rec->kind) {
+	case HZRAM_PAGE_SAME:
+		if (!hzram_page_same_filled(page, &enc->word) ||
+		    enc->word != rec->value) {
+			*refused = true;
+			return false;
+		}
+		enc->handle = 0;
+		enc->len = 0;
+		return true;
+	case HZRAM_PAGE_RAW:
+		/* The staged page itself: the helper found it incompressible. */
+		data = page;
+		len = PAGE_SIZE;
+		break;
+	case HZRAM_PAGE_LZ4:
+		if (len >= hz->huge_class_size) {
+			data = page;
+			len = PAGE_SIZE;
+		}
+		break;
+	default:
+		return false;	/* not encoded: the module does it */
+	}
+	handle = zs_malloc(hz->mem_pool, len, HZRAM_GFP);
+	if (IS_ERR_VALUE(handle))
+		return false;
+	hzram_obj_fill(hz, handle, data, len, false);
+	if (len < PAGE_SIZE && READ_ONCE(hz->offp.verify) &&
+	    !hzram_obj_matches(hz, handle, len, page, scratch)) {
+		zs_free(hz->mem_pool, handle);
+		*refused = true;
+		return false;
+	}
+	enc->handle = handle;
+	enc->len = len;
+	return true;
+}
+
+/**
+ * hzram_store_staged() - store a staged page, as the helper encoded it or
+ *	compressed here
+ * @hz: the device
+ * @index: the page
+ * @cell: its staging cell
+ * @page: the staged data (the cell, which nothing changes meanwhile)
+ * @rec: the helper's record, validated against the arena's bounds and
+ *	out of the helper's reach; NULL: compress in the kernel
+ * @data: the record's bytes in the output arena
+ * @scratch: a page to decode into, for offload_verify
+ * @refused: set if @rec did not match the page (SAME of another word, LZ4
+ *	that does not decode to it): then the page is compressed here
+ *
+ * Encoded data enters the store here, as for every write, through
+ * __hzram_slot_install(). Nothing is stored if the slot was overwritten,
+ * discarded or freed since it was staged.
+ *
+ * Return: what became of the page.
+ */
+enum hzram_store_result hzram_store_staged(struct hzram *hz, u32 index,
+					   unsigned long cell, const void *page,
+					   const struct hzram_page_record *rec,
+					   const void *data, void *scratch,
+					   bool *refused)
+{
+	struct hzram_enc enc;
+	bool helper = false;
+
+	*refused = false;
+	/* A glance without the lock: a slot never goes back to a cell. */
+	if (!(READ_ONCE(hz->table[index].flags) & BIT(HZRAM_SLOT_STAGED)) ||
+	    READ_ONCE(hz->table[index].handle) != cell)
+		return HZRAM_STORED_STALE;
+	if (rec)
+		helper = hzram_enc_from_record(hz, page, rec, data, scratch,
+					       &enc, refused);
+	if (!helper)
+		hzram_encode(hz, page, HZRAM_ENC_STAGED, &enc);
+	hzram_slot_lock(hz, index);
+	if (!hzram_slot_staged_in(hz, index, cell)) {
+		hzram_slot_unlock(hz, index);
+		hzram_enc_free(hz, &enc);
+		return HZRAM_STORED_STALE;
+	}
+	__hzram_slot_install(hz, index, &enc);
+	hzram_slot_unlock(hz, index);
+	return helper ? HZRAM_STORED_HELPER : HZRAM_STORED_KERNEL;
 }
 
 /*

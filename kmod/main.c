@@ -18,8 +18,15 @@ static int hzram_major;
 static unsigned int num_devices = 1;
 
 /* Protects hzram_index_idr: device creation and removal. */
-static DEFINE_MUTEX(hzram_index_mutex);
+DEFINE_MUTEX(hzram_index_mutex);
 static DEFINE_IDR(hzram_index_idr);
+
+/* The device of id @id, or NULL; the caller holds hzram_index_mutex. */
+struct hzram *hzram_find(int id)
+{
+	lockdep_assert_held(&hzram_index_mutex);
+	return idr_find(&hzram_index_idr, id);
+}
 
 static int hzram_open_disk(struct gendisk *disk)
 {
@@ -62,6 +69,7 @@ static int hzram_add(void)
 		goto err_free_hz;
 	hz->id = ret;
 	init_rwsem(&hz->init_lock);
+	hzram_offload_params_init(&hz->offp);
 	strscpy(hz->comp_algorithm, HZRAM_DEFAULT_COMP,
 		sizeof(hz->comp_algorithm));
 
@@ -127,6 +135,8 @@ static int hzram_remove(struct hzram *hz)
 		sync_blockdev(disk->part0);
 		hzram_reset_device(hz);
 	}
+	/* Its helper, if any, loses the device. */
+	hzram_offload_unlink(hz);
 	pr_info("removed device %s\n", disk->disk_name);
 	del_gendisk(disk);
 	/* disksize may have been set between the reset and del_gendisk(). */
@@ -221,6 +231,9 @@ static int __init hzram_init(void)
 	ret = hzram_comp_init();
 	if (ret)
 		return ret;
+	ret = hzram_offload_init();
+	if (ret)
+		goto err_comp_exit;
 	hzram_fault_init();
 	hzram_major = register_blkdev(0, HZRAM_DEVICE_PREFIX);
 	if (hzram_major <= 0) {
@@ -252,6 +265,8 @@ err_destroy_devices:
 	unregister_blkdev(hzram_major, HZRAM_DEVICE_PREFIX);
 err_fault_exit:
 	hzram_fault_exit();
+	hzram_offload_exit();
+err_comp_exit:
 	hzram_comp_exit();
 	return ret;
 }
@@ -263,6 +278,7 @@ static void __exit hzram_exit(void)
 	hzram_destroy_devices();
 	unregister_blkdev(hzram_major, HZRAM_DEVICE_PREFIX);
 	hzram_fault_exit();
+	hzram_offload_exit();
 	hzram_comp_exit();
 }
 

@@ -100,6 +100,7 @@ static ssize_t disksize_store(struct device *dev, struct device_attribute *attr,
 	hz->comp = comp;
 	/* Pairs with the acquire in the I/O path: table and comp are set. */
 	smp_store_release(&hz->disksize, disksize);
+	hzram_offload_start(hz);
 	set_capacity_and_notify(hz->disk, disksize >> SECTOR_SHIFT);
 	up_write(&hz->init_lock);
 	return len;
@@ -141,6 +142,8 @@ void hzram_reset_device(struct hzram *hz)
 	}
 	set_capacity_and_notify(hz->disk, 0);
 	part_stat_set_all(hz->disk->part0, 0);
+	/* Staged pages are stored before the store goes. */
+	hzram_offload_stop(hz);
 	hzram_meta_free(hz, hz->disksize);
 	hzram_comp_destroy(hz->comp);
 	hz->comp = NULL;
@@ -353,6 +356,97 @@ static ssize_t max_comp_streams_store(struct device *dev,
 	return val ? len : -EINVAL;
 }
 
+static ssize_t offload_stat_show(struct device *dev,
+				 struct device_attribute *attr, char *buf)
+{
+	struct hzram *hz = dev_to_hzram(dev);
+	ssize_t sz;
+	int i;
+
+	sz = sysfs_emit(buf, "%8d %8d", hzram_offload_attached(hz),
+			rcu_access_pointer(hz->off_io) != NULL);
+	for (i = HZRAM_OFF_STAGED; i < HZRAM_OFF_NR_FIELDS; i++)
+		sz += sysfs_emit_at(buf, sz, " %8llu",
+				    (u64)atomic64_read(&hz->stats.offload[i]));
+	sz += sysfs_emit_at(buf, sz, "\n");
+	return sz;
+}
+
+/*
+ * The offload settings: one unsigned number each, within [min, max].
+ * offload_batch_pages sizes the arenas of the next helper to attach, and
+ * cannot change while one is attached.
+ */
+static ssize_t hzram_offload_param_store(struct hzram *hz, const char *buf,
+					 size_t len, unsigned int *field,
+					 unsigned int min, unsigned int max)
+{
+	unsigned int val;
+	int ret;
+
+	ret = kstrtouint(buf, 10, &val);
+	if (ret)
+		return ret;
+	if (val < min || val > max)
+		return -EINVAL;
+	mutex_lock(&hzram_offload_mutex);
+	if (field == &hz->offp.batch_pages && hzram_offload_attached(hz)) {
+		ret = -EBUSY;
+	} else if ((field == &hz->offp.batch_pages &&
+		    val < READ_ONCE(hz->offp.min_pages)) ||
+		   (field == &hz->offp.min_pages &&
+		    val > READ_ONCE(hz->offp.batch_pages))) {
+		ret = -EINVAL;	/* min_pages <= batch_pages */
+	} else {
+		WRITE_ONCE(*field, val);
+	}
+	mutex_unlock(&hzram_offload_mutex);
+	return ret ? ret : len;
+}
+
+#define HZRAM_OFFLOAD_ATTR(name, min, max)				\
+static ssize_t offload_##name##_show(struct device *dev,		\
+				     struct device_attribute *attr,	\
+				     char *buf)				\
+{									\
+	return sysfs_emit(buf, "%u\n",					\
+			  READ_ONCE(dev_to_hzram(dev)->offp.name));	\
+}									\
+static ssize_t offload_##name##_store(struct device *dev,		\
+				      struct device_attribute *attr,	\
+				      const char *buf, size_t len)	\
+{									\
+	struct hzram *hz = dev_to_hzram(dev);				\
+									\
+	return hzram_offload_param_store(hz, buf, len, &hz->offp.name,	\
+					 min, max);			\
+}									\
+static DEVICE_ATTR_RW(offload_##name)
+
+HZRAM_OFFLOAD_ATTR(batch_pages, 1, 4096);
+HZRAM_OFFLOAD_ATTR(flush_us, 1, 1000000);
+HZRAM_OFFLOAD_ATTR(min_pages, 1, 4096);
+HZRAM_OFFLOAD_ATTR(timeout_ms, 10, 60000);
+
+static ssize_t offload_verify_show(struct device *dev,
+				   struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(dev_to_hzram(dev)->offp.verify));
+}
+
+static ssize_t offload_verify_store(struct device *dev,
+				    struct device_attribute *attr,
+				    const char *buf, size_t len)
+{
+	bool val;
+	int ret = kstrtobool(buf, &val);
+
+	if (ret)
+		return ret;
+	WRITE_ONCE(dev_to_hzram(dev)->offp.verify, val);
+	return len;
+}
+
 static DEVICE_ATTR_RW(disksize);
 static DEVICE_ATTR_RO(initstate);
 static DEVICE_ATTR_WO(reset);
@@ -364,6 +458,8 @@ static DEVICE_ATTR_RO(mm_stat);
 static DEVICE_ATTR_RO(io_stat);
 static DEVICE_ATTR_RO(debug_stat);
 static DEVICE_ATTR_RW(max_comp_streams);
+static DEVICE_ATTR_RO(offload_stat);
+static DEVICE_ATTR_RW(offload_verify);
 
 static struct attribute *hzram_disk_attrs[] = {
 	&dev_attr_disksize.attr,
@@ -377,6 +473,12 @@ static struct attribute *hzram_disk_attrs[] = {
 	&dev_attr_io_stat.attr,
 	&dev_attr_debug_stat.attr,
 	&dev_attr_max_comp_streams.attr,
+	&dev_attr_offload_stat.attr,
+	&dev_attr_offload_batch_pages.attr,
+	&dev_attr_offload_flush_us.attr,
+	&dev_attr_offload_min_pages.attr,
+	&dev_attr_offload_timeout_ms.attr,
+	&dev_attr_offload_verify.attr,
 	NULL,
 };
 

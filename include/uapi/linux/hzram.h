@@ -10,6 +10,7 @@
 #ifndef _UAPI_LINUX_HZRAM_H
 #define _UAPI_LINUX_HZRAM_H
 
+#include <linux/ioctl.h>
 #include <linux/types.h>
 
 #define HZRAM_DEVICE_PREFIX	"hzram"		/* /dev/hzramN, /sys/block/hzramN */
@@ -45,6 +46,30 @@ enum hzram_io_stat_field {
 };
 
 /*
+ * Fields of /sys/block/hzramN/offload_stat, in the order they are printed:
+ * what the userspace helper (hzramd) did for the device since it was
+ * initialised. Pages are counts of 4 KiB pages.
+ */
+enum hzram_offload_stat_field {
+	HZRAM_OFF_HELPER,		/* 1: a helper is attached */
+	HZRAM_OFF_ACTIVE,		/* 1: writes go to the helper (attached,
+					 * initialised, comp_algorithm lz4) */
+	HZRAM_OFF_STAGED,		/* pages staged now, waiting to be stored */
+	HZRAM_OFF_PAGES_HELPER,		/* pages stored as the helper encoded them */
+	HZRAM_OFF_PAGES_KERNEL,		/* staged pages the module compressed:
+					 * small batches, timeouts, refused
+					 * records, detach */
+	HZRAM_OFF_STAGING_FULL,		/* writes compressed inline: no room */
+	HZRAM_OFF_STALE,		/* results dropped: the page changed */
+	HZRAM_OFF_REJECTED,		/* records refused as invalid */
+	HZRAM_OFF_VERIFY_FAILED,	/* records that did not decode to the page */
+	HZRAM_OFF_BATCHES,		/* batches committed by the helper */
+	HZRAM_OFF_TIMEOUTS,		/* batches taken back after offload_timeout_ms */
+	HZRAM_OFF_BAD_COMMITS,		/* commits refused: unknown, duplicate, late */
+	HZRAM_OFF_NR_FIELDS,
+};
+
+/*
  * Encoded pages of a batch. A batch of HZRAM_PAGE_SIZE-byte pages is
  * encoded into an arena (a byte buffer) and an array of records, one per
  * page, in page order. The same layout carries pages between the kernel
@@ -60,8 +85,94 @@ struct hzram_page_record {
 	__u64 value;	/* SAME: the fill word; RAW, LZ4: byte offset in the arena */
 	__u32 length;	/* bytes in the arena: 0 (SAME), HZRAM_PAGE_SIZE (RAW),
 			 * 1..HZRAM_PAGE_SIZE - 1 (LZ4) */
-	__u16 kind;	/* enum hzram_page_kind */
+	__u16 kind;	/* enum hzram_page_kind; 0: not encoded (see below) */
 	__u16 flags;	/* 0; reserved */
 };
+
+/*
+ * The helper protocol: hzramd compresses batches of written pages for a
+ * device (Documentation/uapi.rst has the whole protocol).
+ *
+ * 1. open(HZRAM_CONTROL_PATH, O_RDWR) and HZRAM_IOC_ATTACH with the number
+ *    of the device (CAP_SYS_ADMIN; one helper per device: EBUSY).
+ * 2. mmap the two regions the reply describes: the batch descriptors and
+ *    the staging arena, read-only (the kernel writes them); the output
+ *    arena, read-write (the helper writes it). Both exist from attach to
+ *    close; the I/O path never allocates them.
+ * 3. IORING_OP_URING_CMD on the control fd, cmd_op HZRAM_CMD_FETCH:
+ *    completes with the number of a batch ready for the helper (CQE res
+ *    >= 0) or a negative errno. Several may be queued.
+ * 4. Encode the batch's pages (the staging arena, at the descriptor's
+ *    staging_offset, nr_pages pages) into its output slot (at the
+ *    descriptor's output_offset: batch_pages records, then the data
+ *    area), then IORING_OP_URING_CMD HZRAM_CMD_COMMIT with struct
+ *    hzram_cmd { batch, seq }: completes with 0 or a negative errno.
+ * 5. close() (or exit, or death) detaches: every batch the helper still
+ *    holds goes back to the kernel, which compresses it itself.
+ */
+#define HZRAM_CONTROL_PATH	"/dev/hzram-control"
+
+/* The version of the structs and commands below. */
+#define HZRAM_UAPI_VERSION	1
+
+/* What a helper can do; HZRAM_IOC_ATTACH keeps those the module offers. */
+#define HZRAM_FEAT_COMPRESS	(1U << 0)	/* compress write batches */
+#define HZRAM_FEATURES		HZRAM_FEAT_COMPRESS
+
+/* HZRAM_IOC_ATTACH's argument; "in" fields are read, the rest written. */
+struct hzram_attach {
+	__u32 size;		/* in: sizeof(struct hzram_attach) */
+	__u32 version;		/* in: HZRAM_UAPI_VERSION */
+	__u32 device;		/* in: N of /dev/hzramN */
+	__u32 features;		/* in: wanted; out: granted (HZRAM_FEAT_*) */
+	__u32 nr_batches;	/* batches the arenas hold */
+	__u32 batch_pages;	/* most pages in one batch */
+	__u64 ro_offset;	/* mmap offset of the read-only region */
+	__u64 ro_size;		/* its bytes: descriptors, then staging */
+	__u64 staging_offset;	/* byte offset of the staging arena in it */
+	__u64 rw_offset;	/* mmap offset of the output arena */
+	__u64 rw_size;		/* its bytes */
+	__u64 reserved[2];	/* 0 */
+};
+
+/* A batch, as the kernel describes it in the read-only region. */
+struct hzram_batch_desc {
+	__u64 seq;		/* this use of the batch: COMMIT repeats it */
+	__u32 nr_pages;		/* pages to encode, 1..batch_pages */
+	__u16 op;		/* enum hzram_batch_op */
+	__u16 flags;		/* 0; reserved */
+	__u64 staging_offset;	/* its first page, from the start of the
+				 * staging arena */
+	__u64 output_offset;	/* its output slot, from the start of the
+				 * output arena: batch_pages records, then
+				 * batch_pages * HZRAM_PAGE_SIZE bytes of data;
+				 * record values are offsets in that data */
+};
+
+enum hzram_batch_op {
+	HZRAM_OP_COMPRESS = 1,	/* encode nr_pages pages into records */
+};
+
+/* The 16 bytes of a HZRAM_CMD_* command in the SQE (sqe->cmd). */
+struct hzram_cmd {
+	__u32 batch;		/* COMMIT: the batch; FETCH: 0 */
+	__u32 flags;		/* 0; reserved */
+	__u64 seq;		/* COMMIT: the descriptor's seq; FETCH: 0 */
+};
+
+/* sqe->cmd_op of IORING_OP_URING_CMD on the control fd. */
+enum hzram_cmd_op {
+	HZRAM_CMD_FETCH = 1,	/* wait for a batch: res is its number */
+	HZRAM_CMD_COMMIT = 2,	/* the batch's records are written */
+};
+
+#define HZRAM_IOC_MAGIC		0xb7
+#define HZRAM_IOC_ATTACH	_IOWR(HZRAM_IOC_MAGIC, 1, struct hzram_attach)
+
+/* Sizes both sides check at build time. */
+#define HZRAM_PAGE_RECORD_SIZE	16
+#define HZRAM_ATTACH_SIZE	80
+#define HZRAM_BATCH_DESC_SIZE	32
+#define HZRAM_CMD_SIZE		16
 
 #endif /* _UAPI_LINUX_HZRAM_H */

@@ -1,0 +1,895 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hzram: the helper offload. A userspace helper (hzramd) attaches to a
+ * device through /dev/hzram-control and compresses batches of written
+ * pages for it; the protocol is in include/uapi/linux/hzram.h and
+ * Documentation/uapi.rst.
+ *
+ * While a helper is attached and the device is initialised with lz4, a
+ * full-page write that is not same-filled is copied into a cell of the
+ * open batch in the staging arena, its slot marked STAGED, and the bio
+ * completes. A batch closes when it is full or offload_flush_us after it
+ * opened; a batch of fewer than offload_min_pages pages is compressed by
+ * the module (kwork), any other goes to the helper through a FETCH. Its
+ * COMMIT, due offload_timeout_ms after the batch closed, stores each
+ * page as the helper encoded it, after checking the
+ * record (hzram_store_staged()). The module takes a batch back, and
+ * compresses it itself, when the helper has not committed it by then,
+ * when the helper dies (the monitor sees its process
+ * exit) or detaches, and when the device is reset. No write ever waits
+ * for the helper: without a free batch, the writer compresses inline.
+ *
+ * Batch states (under off->lock): FREE -> OPEN (filling) -> CLOSED (its
+ * writers finishing) -> READY (queued for a FETCH) -> HELPER (fetched) ->
+ * KERNEL (being stored, by a commit, kwork, a time-out or a stop) -> FREE.
+ * A batch leaves HELPER once: the commit or the take-back that moves it
+ * on owns it, and a later commit of it is refused (its seq changed).
+ *
+ * Locks, outermost first: hzram_index_mutex, hzram_offload_mutex (the
+ * links between devices and helpers), hz->init_lock, off->mutex (commits,
+ * time-outs and stops), slot locks, off->lock (a spinlock).
+ */
+#include "hzram.h"
+
+#include <linux/capability.h>
+#include <linux/fs.h>
+#include <linux/jiffies.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+
+#define HZRAM_OFFLOAD_BATCHES	8	/* batches of one helper */
+#define HZRAM_MONITOR_MS	20	/* how often the helper is checked */
+
+DEFINE_MUTEX(hzram_offload_mutex);
+static struct workqueue_struct *hzram_offload_wq;
+
+enum hzram_batch_state {
+	HZRAM_BATCH_FREE,
+	HZRAM_BATCH_OPEN,
+	HZRAM_BATCH_CLOSED,
+	HZRAM_BATCH_READY,
+	HZRAM_BATCH_HELPER,
+	HZRAM_BATCH_KERNEL,
+};
+
+struct hzram_batch {
+	struct list_head node;		/* on ready or kernel_list */
+	enum hzram_batch_state state;
+	unsigned int nr;		/* cells taken */
+	atomic_t pending;		/* writers in it, +1 while OPEN */
+	u64 seq;			/* of its hand-out to the helper */
+	unsigned long deadline;		/* jiffies: commit by then */
+	u32 *index;			/* the slot of each cell */
+};
+
+struct hzram_offload {
+	struct hzram *hz;		/* NULL once unlinked (off->mutex) */
+	struct task_struct *task;	/* the helper's thread group leader */
+	struct mutex mutex;
+	spinlock_t lock;
+	bool active;			/* staging writes (under lock) */
+	bool unlinked;			/* under lock; FETCH fails */
+	unsigned int nr_batches;
+	unsigned int batch_pages;
+	void *ro;			/* descriptors, then staging */
+	void *rw;			/* output slots */
+	size_t ro_size, rw_size, staging_off, slot_size;
+	struct hzram_batch batches[HZRAM_OFFLOAD_BATCHES];
+	struct hzram_batch *open;
+	struct list_head ready;
+	struct list_head kernel_list;
+	struct list_head fetchers;	/* FETCH commands waiting */
+	wait_queue_head_t wq;		/* a batch's pending reached 0 */
+	struct delayed_work flush_work;	/* closes the open batch */
+	struct work_struct kwork;	/* compresses kernel_list */
+	struct delayed_work monitor;	/* death and time-outs */
+	void *scratch;			/* a page; under mutex */
+	u64 next_seq;
+};
+
+/* What a waiting FETCH keeps in its command. */
+struct hzram_fetch_pdu {
+	struct list_head node;
+	int res;
+};
+
+static struct hzram_fetch_pdu *hzram_pdu(struct io_uring_cmd *cmd)
+{
+	BUILD_BUG_ON(sizeof(struct hzram_fetch_pdu) >
+		     sizeof_field(struct io_uring_cmd, pdu));
+	return (struct hzram_fetch_pdu *)cmd->pdu;
+}
+
+static struct io_uring_cmd *hzram_pdu_cmd(struct hzram_fetch_pdu *pdu)
+{
+	return container_of((void *)pdu, struct io_uring_cmd, pdu);
+}
+
+static void hzram_offload_stat_inc(struct hzram *hz, int field, long n)
+{
+	atomic64_add(n, &hz->stats.offload[field]);
+}
+
+void hzram_offload_params_init(struct hzram_offload_params *p)
+{
+	p->batch_pages = 256;
+	p->flush_us = 2000;
+	p->min_pages = 32;
+	p->timeout_ms = 1000;
+	p->verify = true;
+}
+
+bool hzram_offload_attached(struct hzram *hz)
+{
+	return READ_ONCE(hz->off) != NULL;
+}
+
+static unsigned long hzram_cell(struct hzram_offload *off,
+				struct hzram_batch *b, unsigned int i)
+{
+	return (unsigned long)(b - off->batches) * off->batch_pages + i;
+}
+
+static void *hzram_cell_page(struct hzram_offload *off, unsigned long cell)
+{
+	return off->ro + off->staging_off + cell * PAGE_SIZE;
+}
+
+static struct hzram_batch_desc *hzram_desc(struct hzram_offload *off,
+					   struct hzram_batch *b)
+{
+	return (struct hzram_batch_desc *)off->ro + (b - off->batches);
+}
+
+static void hzram_fetch_done(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	io_uring_cmd_done(cmd, hzram_pdu(cmd)->res, 0, issue_flags);
+}
+
+/* Complete a waiting FETCH; it was taken off the list. Any context. */
+static void hzram_fetch_complete(struct hzram_fetch_pdu *pdu, int res)
+{
+	pdu->res = res;
+	io_uring_cmd_complete_in_task(hzram_pdu_cmd(pdu), hzram_fetch_done);
+}
+
+/* Give READY batch @b to the helper; returns its number. Under lock. */
+static int hzram_batch_hand_out(struct hzram_offload *off,
+				struct hzram_batch *b)
+{
+	struct hzram_batch_desc *d = hzram_desc(off, b);
+	unsigned int n = b - off->batches;
+
+	b->state = HZRAM_BATCH_HELPER;
+	b->seq = ++off->next_seq;
+	d->seq = b->seq;
+	d->nr_pages = b->nr;
+	d->op = HZRAM_OP_COMPRESS;
+	d->flags = 0;
+	d->staging_offset = (u64)n * off->batch_pages * PAGE_SIZE;
+	d->output_offset = (u64)n * off->slot_size;
+	return n;
+}
+
+/* Hand READY batches to waiting FETCHes. Under lock. */
+static void hzram_offload_dispatch(struct hzram_offload *off)
+{
+	while (off->active && !list_empty(&off->ready) &&
+	       !list_empty(&off->fetchers)) {
+		struct hzram_batch *b = list_first_entry(&off->ready,
+						struct hzram_batch, node);
+		struct hzram_fetch_pdu *pdu = list_first_entry(&off->fetchers,
+						struct hzram_fetch_pdu, node);
+
+		list_del(&b->node);
+		list_del(&pdu->node);
+		hzram_fetch_complete(pdu, hzram_batch_hand_out(off, b));
+	}
+}
+
+/* Drop a reference to CLOSED or OPEN batch @b; the last one queues it. */
+static void hzram_batch_put(struct hzram_offload *off, struct hzram_batch *b)
+{
+	if (!atomic_dec_and_test(&b->pending))
+		return;
+	spin_lock(&off->lock);
+	if (off->active && b->nr < READ_ONCE(off->hz->offp.min_pages)) {
+		b->state = HZRAM_BATCH_KERNEL;
+		list_add_tail(&b->node, &off->kernel_list);
+		queue_work(hzram_offload_wq, &off->kwork);
+	} else {
+		/*
+		 * While stopping, the stop takes READY batches back. The
+		 * helper has offload_timeout_ms from now to commit it.
+		 */
+		b->state = HZRAM_BATCH_READY;
+		if (off->active)
+			b->deadline = jiffies + msecs_to_jiffies(
+					READ_ONCE(off->hz->offp.timeout_ms));
+		list_add_tail(&b->node, &off->ready);
+		hzram_offload_dispatch(off);
+	}
+	spin_unlock(&off->lock);
+	wake_up_all(&off->wq);
+}
+
+static void hzram_batch_free(struct hzram_offload *off, struct hzram_batch *b)
+{
+	spin_lock(&off->lock);
+	b->state = HZRAM_BATCH_FREE;
+	b->nr = 0;
+	spin_unlock(&off->lock);
+}
+
+/*
+ * Store every page of batch @b, which this caller owns (KERNEL), with the
+ * helper's records from @slot if not NULL; then free the batch.
+ */
+static void hzram_batch_store(struct hzram_offload *off, struct hzram_batch *b,
+			      const void *slot)
+{
+	struct hzram *hz = off->hz;
+	const struct hzram_page_record *recs = slot;
+	const u8 *data = slot ? slot + off->batch_pages * sizeof(*recs) : NULL;
+	const u64 cap = (u64)off->batch_pages * PAGE_SIZE;
+	unsigned int i;
+
+	for (i = 0; i < b->nr; i++) {
+		unsigned long cell = hzram_cell(off, b, i);
+		struct hzram_page_record rec, *r = NULL;
+		enum hzram_store_result res;
+		bool refused;
+
+		if (slot) {
+			/* One read of the helper's record; check the copy. */
+			memcpy(&rec, &recs[i], sizeof(rec));
+			r = &rec;
+			if (rec.flags ||
+			    (rec.kind == HZRAM_PAGE_SAME && rec.length) ||
+			    (rec.kind == HZRAM_PAGE_RAW &&
+			     rec.length != PAGE_SIZE) ||
+			    (rec.kind == HZRAM_PAGE_LZ4 &&
+			     (!rec.length || rec.length >= PAGE_SIZE)) ||
+			    ((rec.kind == HZRAM_PAGE_RAW ||
+			      rec.kind == HZRAM_PAGE_LZ4) &&
+			     (rec.value > cap || rec.length > cap - rec.value)) ||
+			    rec.kind > HZRAM_PAGE_LZ4) {
+				hzram_offload_stat_inc(hz, HZRAM_OFF_REJECTED, 1);
+				r = NULL;
+			}
+		}
+		res = hzram_store_staged(hz, b->index[i], cell,
+					 hzram_cell_page(off, cell), r,
+					 r ? data + r->value : NULL,
+					 off->scratch, &refused);
+		if (refused)
+			hzram_offload_stat_inc(hz, HZRAM_OFF_VERIFY_FAILED, 1);
+		if (res == HZRAM_STORED_HELPER)
+			hzram_offload_stat_inc(hz, HZRAM_OFF_PAGES_HELPER, 1);
+		else if (res == HZRAM_STORED_KERNEL)
+			hzram_offload_stat_inc(hz, HZRAM_OFF_PAGES_KERNEL, 1);
+		else
+			hzram_offload_stat_inc(hz, HZRAM_OFF_STALE, 1);
+		cond_resched();
+	}
+	hzram_batch_free(off, b);
+}
+
+/**
+ * hzram_offload_stage() - stage a full-page write for the helper
+ * @hz: the device
+ * @index: the page
+ * @src: its new content (not same-filled)
+ *
+ * Called in the writer's context; never sleeps but for the slot lock.
+ *
+ * Return: true if the page was staged (the write is done); false if the
+ * writer must compress it itself (no helper, or no room).
+ */
+bool hzram_offload_stage(struct hzram *hz, u32 index, const void *src)
+{
+	struct hzram_offload *off;
+	struct hzram_batch *b = NULL;
+	unsigned long limit = READ_ONCE(hz->limit_pages);
+	bool full = false;
+	unsigned int i;
+
+	if (!rcu_access_pointer(hz->off_io))
+		return false;
+	/* Past mem_limit, writes fail as without a helper. */
+	if (limit && zs_get_total_pages(hz->mem_pool) > limit)
+		return false;
+	rcu_read_lock();
+	off = rcu_dereference(hz->off_io);
+	if (!off) {
+		rcu_read_unlock();
+		return false;
+	}
+	spin_lock(&off->lock);
+	if (off->active && !off->open) {
+		for (i = 0; i < off->nr_batches; i++) {
+			if (off->batches[i].state != HZRAM_BATCH_FREE)
+				continue;
+			b = &off->batches[i];
+			b->state = HZRAM_BATCH_OPEN;
+			atomic_set(&b->pending, 1);
+			off->open = b;
+			mod_delayed_work(hzram_offload_wq, &off->flush_work,
+				usecs_to_jiffies(READ_ONCE(hz->offp.flush_us)));
+			break;
+		}
+	}
+	b = off->active ? off->open : NULL;
+	if (b) {
+		i = b->nr++;
+		atomic_inc(&b->pending);
+		if (b->nr == off->batch_pages) {
+			b->state = HZRAM_BATCH_CLOSED;
+			off->open = NULL;
+			full = true;
+		}
+	}
+	spin_unlock(&off->lock);
+	rcu_read_unlock();
+	if (!b) {
+		hzram_offload_stat_inc(hz, HZRAM_OFF_STAGING_FULL, 1);
+		return false;
+	}
+	/* The stop waits for pending to drop: off stays. */
+	memcpy(hzram_cell_page(off, hzram_cell(off, b, i)), src, PAGE_SIZE);
+	b->index[i] = index;
+	hzram_stage_install(hz, index, hzram_cell(off, b, i));
+	if (full)
+		hzram_batch_put(off, b);
+	hzram_batch_put(off, b);
+	return true;
+}
+
+/* Close the open batch, offload_flush_us after it opened. */
+static void hzram_offload_flush_fn(struct work_struct *work)
+{
+	struct hzram_offload *off = container_of(to_delayed_work(work),
+					struct hzram_offload, flush_work);
+	struct hzram_batch *b;
+
+	spin_lock(&off->lock);
+	b = off->open;
+	if (b) {
+		b->state = HZRAM_BATCH_CLOSED;
+		off->open = NULL;
+	}
+	spin_unlock(&off->lock);
+	if (b)
+		hzram_batch_put(off, b);
+}
+
+/* Compress the small batches. */
+static void hzram_offload_kwork_fn(struct work_struct *work)
+{
+	struct hzram_offload *off = container_of(work, struct hzram_offload,
+						 kwork);
+
+	for (;;) {
+		struct hzram_batch *b;
+
+		spin_lock(&off->lock);
+		b = list_first_entry_or_null(&off->kernel_list,
+					     struct hzram_batch, node);
+		if (b)
+			list_del(&b->node);
+		spin_unlock(&off->lock);
+		if (!b)
+			return;
+		hzram_batch_store(off, b, NULL);
+	}
+}
+
+static bool hzram_offload_quiet(struct hzram_offload *off)
+{
+	unsigned int i;
+
+	for (i = 0; i < off->nr_batches; i++)
+		if (atomic_read(&off->batches[i].pending))
+			return false;
+	return true;
+}
+
+/**
+ * hzram_offload_start() - stage writes for the attached helper, if any
+ * @hz: the device; init_lock is held for writing
+ *
+ * Only a device initialised with lz4 offloads: the helper makes LZ4.
+ */
+void hzram_offload_start(struct hzram *hz)
+{
+	struct hzram_offload *off = hz->off;
+
+	lockdep_assert_held_write(&hz->init_lock);
+	if (!off || rcu_access_pointer(hz->off_io) || !hzram_init_done(hz) ||
+	    strcmp(hz->comp->name, "lz4"))
+		return;
+	hz->staging = off->ro + off->staging_off;
+	spin_lock(&off->lock);
+	off->active = true;
+	spin_unlock(&off->lock);
+	rcu_assign_pointer(hz->off_io, off);
+}
+
+/**
+ * hzram_offload_stop() - stop staging and store every staged page
+ * @hz: the device; init_lock is held for writing
+ *
+ * Every batch, the helper's included, is taken back and compressed here;
+ * a commit of one of them afterwards is refused.
+ */
+void hzram_offload_stop(struct hzram *hz)
+{
+	struct hzram_offload *off = hz->off;
+	struct hzram_batch *b;
+	unsigned int i;
+
+	lockdep_assert_held_write(&hz->init_lock);
+	if (!off || !rcu_access_pointer(hz->off_io))
+		return;
+	RCU_INIT_POINTER(hz->off_io, NULL);
+	synchronize_rcu();
+	/* No writer finds off now; those that did hold a batch's pending. */
+	spin_lock(&off->lock);
+	off->active = false;
+	b = off->open;
+	if (b) {
+		b->state = HZRAM_BATCH_CLOSED;
+		off->open = NULL;
+	}
+	spin_unlock(&off->lock);
+	cancel_delayed_work_sync(&off->flush_work);
+	if (b)
+		hzram_batch_put(off, b);
+	wait_event(off->wq, hzram_offload_quiet(off));
+	flush_work(&off->kwork);
+
+	mutex_lock(&off->mutex);
+	for (i = 0; i < off->nr_batches; i++) {
+		b = &off->batches[i];
+		spin_lock(&off->lock);
+		if (b->state == HZRAM_BATCH_FREE) {
+			spin_unlock(&off->lock);
+			continue;
+		}
+		if (b->state == HZRAM_BATCH_READY)
+			list_del(&b->node);
+		b->state = HZRAM_BATCH_KERNEL;
+		spin_unlock(&off->lock);
+		hzram_batch_store(off, b, NULL);
+	}
+	mutex_unlock(&off->mutex);
+	WARN_ON_ONCE(atomic64_read(&hz->stats.offload[HZRAM_OFF_STAGED]));
+	hz->staging = NULL;
+}
+
+/* Fail every waiting FETCH with @res. */
+static void hzram_offload_fail_fetches(struct hzram_offload *off, int res)
+{
+	struct hzram_fetch_pdu *pdu, *tmp;
+	LIST_HEAD(list);
+
+	spin_lock(&off->lock);
+	list_splice_init(&off->fetchers, &list);
+	spin_unlock(&off->lock);
+	list_for_each_entry_safe(pdu, tmp, &list, node) {
+		list_del(&pdu->node);
+		hzram_fetch_complete(pdu, res);
+	}
+}
+
+/*
+ * Detach @off from its device, taking back what it holds. Takes
+ * hzram_offload_mutex and init_lock.
+ */
+static void hzram_offload_detach(struct hzram_offload *off, int fetch_res)
+{
+	struct hzram *hz;
+
+	mutex_lock(&hzram_offload_mutex);
+	hz = off->hz;
+	if (hz) {
+		down_write(&hz->init_lock);
+		hzram_offload_stop(hz);
+		mutex_lock(&off->mutex);
+		off->hz = NULL;
+		mutex_unlock(&off->mutex);
+		WRITE_ONCE(hz->off, NULL);
+		up_write(&hz->init_lock);
+		pr_info("%s: helper detached\n", hz->disk->disk_name);
+	}
+	spin_lock(&off->lock);
+	off->unlinked = true;
+	spin_unlock(&off->lock);
+	mutex_unlock(&hzram_offload_mutex);
+	hzram_offload_fail_fetches(off, fetch_res);
+}
+
+/**
+ * hzram_offload_unlink() - detach the helper of a device being removed
+ * @hz: the device
+ *
+ * The helper's FETCHes fail with -ENODEV; its file stays open, unlinked.
+ */
+void hzram_offload_unlink(struct hzram *hz)
+{
+	struct hzram_offload *off;
+
+	mutex_lock(&hzram_offload_mutex);
+	off = hz->off;
+	mutex_unlock(&hzram_offload_mutex);
+	if (off)
+		hzram_offload_detach(off, -ENODEV);
+}
+
+/*
+ * Every HZRAM_MONITOR_MS: take back the batches the helper kept past
+ * offload_timeout_ms, and detach a helper whose process is exiting (its
+ * io_uring waits for our FETCHes to complete).
+ */
+static void hzram_offload_monitor_fn(struct work_struct *work)
+{
+	struct hzram_offload *off = container_of(to_delayed_work(work),
+					struct hzram_offload, monitor);
+	/*
+	 * A killed or exiting process: its io_uring cancels its requests
+	 * before the task is marked PF_EXITING, and waits for our FETCHes.
+	 */
+	bool dead = (READ_ONCE(off->task->signal->flags) & SIGNAL_GROUP_EXIT) ||
+		    (READ_ONCE(off->task->flags) & PF_EXITING);
+	unsigned int i;
+
+	if (dead) {
+		mutex_lock(&hzram_offload_mutex);
+		if (off->hz)
+			pr_warn("%s: helper %d died; the module takes its batches back\n",
+				off->hz->disk->disk_name, task_pid_nr(off->task));
+		mutex_unlock(&hzram_offload_mutex);
+		hzram_offload_detach(off, -ECANCELED);
+		return;
+	}
+	mutex_lock(&off->mutex);
+	for (i = 0; off->hz && i < off->nr_batches; i++) {
+		struct hzram_batch *b = &off->batches[i];
+		bool late;
+
+		spin_lock(&off->lock);
+		late = (b->state == HZRAM_BATCH_HELPER ||
+			b->state == HZRAM_BATCH_READY) &&
+		       time_after(jiffies, b->deadline);
+		if (late && b->state == HZRAM_BATCH_READY)
+			list_del(&b->node);
+		if (late)
+			b->state = HZRAM_BATCH_KERNEL;
+		spin_unlock(&off->lock);
+		if (!late)
+			continue;
+		hzram_offload_stat_inc(off->hz, HZRAM_OFF_TIMEOUTS, 1);
+		hzram_batch_store(off, b, NULL);
+	}
+	mutex_unlock(&off->mutex);
+	if (!READ_ONCE(off->unlinked))
+		queue_delayed_work(hzram_offload_wq, &off->monitor,
+				   msecs_to_jiffies(HZRAM_MONITOR_MS));
+}
+
+static int hzram_offload_fetch(struct hzram_offload *off,
+			       struct io_uring_cmd *cmd)
+{
+	struct hzram_fetch_pdu *pdu = hzram_pdu(cmd);
+	int ret = -EIOCBQUEUED;
+
+	spin_lock(&off->lock);
+	if (off->unlinked) {
+		ret = -ENODEV;
+	} else if (off->active && !list_empty(&off->ready)) {
+		struct hzram_batch *b = list_first_entry(&off->ready,
+						struct hzram_batch, node);
+
+		list_del(&b->node);
+		ret = hzram_batch_hand_out(off, b);
+	} else {
+		list_add_tail(&pdu->node, &off->fetchers);
+	}
+	spin_unlock(&off->lock);
+	return ret;
+}
+
+static int hzram_offload_commit(struct hzram_offload *off,
+				const struct hzram_cmd *c)
+{
+	struct hzram_batch *b;
+	int ret = 0;
+
+	mutex_lock(&off->mutex);
+	if (!off->hz) {
+		ret = -ENODEV;
+		goto out;
+	}
+	if (c->flags || c->batch >= off->nr_batches) {
+		ret = -EINVAL;
+		goto bad;
+	}
+	b = &off->batches[c->batch];
+	spin_lock(&off->lock);
+	if (b->state == HZRAM_BATCH_HELPER && b->seq == c->seq)
+		b->state = HZRAM_BATCH_KERNEL;
+	else
+		ret = -ESTALE;
+	spin_unlock(&off->lock);
+	if (ret)
+		goto bad;
+	hzram_offload_stat_inc(off->hz, HZRAM_OFF_BATCHES, 1);
+	hzram_batch_store(off, b, off->rw + c->batch * off->slot_size);
+	goto out;
+bad:
+	hzram_offload_stat_inc(off->hz, HZRAM_OFF_BAD_COMMITS, 1);
+out:
+	mutex_unlock(&off->mutex);
+	return ret;
+}
+
+static void hzram_offload_free(struct hzram_offload *off)
+{
+	unsigned int i;
+
+	for (i = 0; i < HZRAM_OFFLOAD_BATCHES; i++)
+		kvfree(off->batches[i].index);
+	if (off->task)
+		put_task_struct(off->task);
+	free_page((unsigned long)off->scratch);
+	vfree(off->ro);
+	vfree(off->rw);
+	kfree(off);
+}
+
+static struct hzram_offload *hzram_offload_alloc(unsigned int batch_pages)
+{
+	struct hzram_offload *off = kzalloc(sizeof(*off), GFP_KERNEL);
+	unsigned int i;
+
+	if (!off)
+		return NULL;
+	off->nr_batches = HZRAM_OFFLOAD_BATCHES;
+	off->batch_pages = batch_pages;
+	off->staging_off = PAGE_ALIGN(off->nr_batches *
+				      sizeof(struct hzram_batch_desc));
+	off->ro_size = off->staging_off +
+		       (size_t)off->nr_batches * batch_pages * PAGE_SIZE;
+	off->slot_size = PAGE_ALIGN(batch_pages *
+			(sizeof(struct hzram_page_record) + PAGE_SIZE));
+	off->rw_size = off->nr_batches * off->slot_size;
+	mutex_init(&off->mutex);
+	spin_lock_init(&off->lock);
+	INIT_LIST_HEAD(&off->ready);
+	INIT_LIST_HEAD(&off->kernel_list);
+	INIT_LIST_HEAD(&off->fetchers);
+	init_waitqueue_head(&off->wq);
+	INIT_DELAYED_WORK(&off->flush_work, hzram_offload_flush_fn);
+	INIT_WORK(&off->kwork, hzram_offload_kwork_fn);
+	INIT_DELAYED_WORK(&off->monitor, hzram_offload_monitor_fn);
+	off->ro = vmalloc_user(off->ro_size);
+	off->rw = vmalloc_user(off->rw_size);
+	off->scratch = (void *)__get_free_page(GFP_KERNEL);
+	if (!off->ro || !off->rw || !off->scratch)
+		goto err;
+	for (i = 0; i < off->nr_batches; i++) {
+		off->batches[i].index = kvcalloc(batch_pages, sizeof(u32),
+						 GFP_KERNEL);
+		if (!off->batches[i].index)
+			goto err;
+	}
+	return off;
+err:
+	hzram_offload_free(off);
+	return NULL;
+}
+
+static long hzram_ctl_attach(struct file *file, struct hzram_attach __user *arg)
+{
+	struct hzram_offload *off;
+	struct hzram_attach a;
+	struct hzram *hz;
+	unsigned int granted;
+	int ret = 0;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (get_user(a.size, &arg->size))
+		return -EFAULT;
+	if (a.size != sizeof(a))
+		return -EINVAL;
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	if (a.version != HZRAM_UAPI_VERSION)
+		return -EPROTO;
+	granted = a.features & HZRAM_FEATURES;
+	if (!(granted & HZRAM_FEAT_COMPRESS))
+		return -EOPNOTSUPP;
+	if (a.device >= HZRAM_MAX_DEVICES)
+		return -ENODEV;
+
+	mutex_lock(&hzram_index_mutex);
+	if (file->private_data) {
+		ret = -EISCONN;		/* this file already serves a device */
+		goto out_index;
+	}
+	hz = hzram_find(a.device);
+	if (!hz) {
+		ret = -ENODEV;
+		goto out_index;
+	}
+	off = hzram_offload_alloc(READ_ONCE(hz->offp.batch_pages));
+	if (!off) {
+		ret = -ENOMEM;
+		goto out_index;
+	}
+	mutex_lock(&hzram_offload_mutex);
+	down_write(&hz->init_lock);
+	if (hz->off) {
+		ret = -EBUSY;
+	} else if (hzram_init_done(hz) && strcmp(hz->comp->name, "lz4")) {
+		ret = -EOPNOTSUPP;	/* the helper makes LZ4 only */
+	} else {
+		off->hz = hz;
+		off->task = get_task_struct(current->group_leader);
+		WRITE_ONCE(hz->off, off);
+		hzram_offload_start(hz);
+		/* Pairs with the acquire of mmap and uring_cmd. */
+		smp_store_release(&file->private_data, off);
+		queue_delayed_work(hzram_offload_wq, &off->monitor,
+				   msecs_to_jiffies(HZRAM_MONITOR_MS));
+		pr_info("%s: helper %d attached\n", hz->disk->disk_name,
+			task_pid_nr(current));
+	}
+	up_write(&hz->init_lock);
+	mutex_unlock(&hzram_offload_mutex);
+	if (ret) {
+		hzram_offload_free(off);
+		goto out_index;
+	}
+	a.features = granted;
+	a.nr_batches = off->nr_batches;
+	a.batch_pages = off->batch_pages;
+	a.ro_offset = 0;
+	a.ro_size = off->ro_size;
+	a.staging_offset = off->staging_off;
+	a.rw_offset = off->ro_size;
+	a.rw_size = off->rw_size;
+	memset(a.reserved, 0, sizeof(a.reserved));
+	mutex_unlock(&hzram_index_mutex);
+	/* The attachment stands even if the reply cannot be written. */
+	return copy_to_user(arg, &a, sizeof(a)) ? -EFAULT : 0;
+out_index:
+	mutex_unlock(&hzram_index_mutex);
+	return ret;
+}
+
+static long hzram_ctl_ioctl(struct file *file, unsigned int cmd,
+			    unsigned long arg)
+{
+	if (cmd != HZRAM_IOC_ATTACH)
+		return -ENOTTY;
+	return hzram_ctl_attach(file, (struct hzram_attach __user *)arg);
+}
+
+static int hzram_ctl_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct hzram_offload *off = smp_load_acquire(&file->private_data);
+	unsigned long size = vma->vm_end - vma->vm_start;
+
+	if (!off)
+		return -ENXIO;
+	if (vma->vm_pgoff == 0) {
+		if (size > off->ro_size)
+			return -EINVAL;
+		/* The kernel's: the helper may read, never write. */
+		if (vma->vm_flags & VM_WRITE)
+			return -EACCES;
+		hzram_vma_deny_write(vma);
+		return remap_vmalloc_range(vma, off->ro, 0);
+	}
+	if (vma->vm_pgoff == off->ro_size >> PAGE_SHIFT) {
+		if (size > off->rw_size)
+			return -EINVAL;
+		return remap_vmalloc_range(vma, off->rw, 0);
+	}
+	return -EINVAL;
+}
+
+static int hzram_ctl_uring_cmd(struct io_uring_cmd *cmd,
+			       unsigned int issue_flags)
+{
+	struct hzram_offload *off = smp_load_acquire(&cmd->file->private_data);
+	struct hzram_cmd c;
+
+	if (!off)
+		return -ENXIO;
+	memcpy(&c, hzram_uring_cmd_payload(cmd), sizeof(c));
+	switch (cmd->cmd_op) {
+	case HZRAM_CMD_FETCH:
+		return hzram_offload_fetch(off, cmd);
+	case HZRAM_CMD_COMMIT:
+		return hzram_offload_commit(off, &c);
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+static int hzram_ctl_release(struct inode *inode, struct file *file)
+{
+	struct hzram_offload *off = file->private_data;
+
+	if (!off)
+		return 0;
+	/*
+	 * No FETCH waits (each holds the file) and nothing is mapped (each
+	 * mapping does too).
+	 */
+	spin_lock(&off->lock);
+	off->unlinked = true;
+	spin_unlock(&off->lock);
+	cancel_delayed_work_sync(&off->monitor);
+	hzram_offload_detach(off, -ENODEV);
+	hzram_offload_free(off);
+	return 0;
+}
+
+static int hzram_ctl_open(struct inode *inode, struct file *file)
+{
+	/* misc_open() left the miscdevice here: unattached until ATTACH. */
+	file->private_data = NULL;
+	return nonseekable_open(inode, file);
+}
+
+static const struct file_operations hzram_ctl_fops = {
+	.owner		= THIS_MODULE,
+	.open		= hzram_ctl_open,
+	.release	= hzram_ctl_release,
+	.unlocked_ioctl	= hzram_ctl_ioctl,
+	.mmap		= hzram_ctl_mmap,
+	.uring_cmd	= hzram_ctl_uring_cmd,
+};
+
+static struct miscdevice hzram_ctl_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "hzram-control",
+	.fops	= &hzram_ctl_fops,
+	.mode	= 0600,
+};
+
+int hzram_offload_init(void)
+{
+	int ret;
+
+	BUILD_BUG_ON(sizeof(struct hzram_attach) != HZRAM_ATTACH_SIZE);
+	BUILD_BUG_ON(sizeof(struct hzram_batch_desc) != HZRAM_BATCH_DESC_SIZE);
+	BUILD_BUG_ON(sizeof(struct hzram_cmd) != HZRAM_CMD_SIZE);
+	BUILD_BUG_ON(sizeof(struct hzram_page_record) !=
+		     HZRAM_PAGE_RECORD_SIZE);
+	/* Staged pages are stored by this queue when memory is short. */
+	hzram_offload_wq = alloc_workqueue("hzram_offload",
+					   WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!hzram_offload_wq)
+		return -ENOMEM;
+	ret = misc_register(&hzram_ctl_misc);
+	if (ret)
+		destroy_workqueue(hzram_offload_wq);
+	return ret;
+}
+
+void hzram_offload_exit(void)
+{
+	misc_deregister(&hzram_ctl_misc);
+	destroy_workqueue(hzram_offload_wq);
+}

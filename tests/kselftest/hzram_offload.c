@@ -1,0 +1,612 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hzram's helper protocol, from the helper's side: this program attaches
+ * to devices through /dev/hzram-control and speaks the protocol of
+ * include/uapi/linux/hzram.h over io_uring, as a correct helper and as a
+ * hostile one. Every test reads the whole device back and compares it
+ * with what was written.
+ */
+#include "hzram_test.h"
+
+#include <liburing.h>
+#include <lz4.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+
+_Static_assert(sizeof(struct hzram_attach) == HZRAM_ATTACH_SIZE, "attach");
+_Static_assert(sizeof(struct hzram_batch_desc) == HZRAM_BATCH_DESC_SIZE, "desc");
+_Static_assert(sizeof(struct hzram_cmd) == HZRAM_CMD_SIZE, "cmd");
+_Static_assert(sizeof(struct hzram_page_record) == HZRAM_PAGE_RECORD_SIZE, "record");
+
+/* A helper: the control fd, its ring and the two regions. */
+struct helper {
+	int fd;
+	struct io_uring ring;
+	struct hzram_attach a;
+	const uint8_t *ro;
+	uint8_t *rw;
+	int fetching;		/* a FETCH is queued */
+};
+
+static int helper_attach(struct helper *h, int id)
+{
+	int ret;
+
+	memset(h, 0, sizeof(*h));
+	h->fd = open(HZRAM_CONTROL_PATH, O_RDWR);
+	if (h->fd < 0)
+		return -errno;
+	h->a.size = sizeof(h->a);
+	h->a.version = HZRAM_UAPI_VERSION;
+	h->a.device = id;
+	h->a.features = HZRAM_FEAT_COMPRESS;
+	if (ioctl(h->fd, HZRAM_IOC_ATTACH, &h->a)) {
+		ret = -errno;
+		close(h->fd);
+		return ret;
+	}
+	h->ro = mmap(NULL, h->a.ro_size, PROT_READ, MAP_SHARED, h->fd, h->a.ro_offset);
+	h->rw = mmap(NULL, h->a.rw_size, PROT_READ | PROT_WRITE, MAP_SHARED, h->fd,
+		     h->a.rw_offset);
+	if (h->ro == MAP_FAILED || h->rw == MAP_FAILED)
+		return -errno;
+	return -io_uring_queue_init(16, &h->ring, 0) ? -EIO : 0;
+}
+
+static void helper_close(struct helper *h)
+{
+	io_uring_queue_exit(&h->ring);
+	munmap((void *)h->ro, h->a.ro_size);
+	munmap(h->rw, h->a.rw_size);
+	close(h->fd);
+}
+
+static void helper_sqe(struct helper *h, uint32_t op, uint32_t batch, uint32_t flags,
+		       uint64_t seq, uint64_t user_data)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&h->ring);
+	struct hzram_cmd c = { .batch = batch, .flags = flags, .seq = seq };
+
+	if (!sqe)
+		return;		/* the submit finds nothing; the wait fails */
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, h->fd, NULL, 0, 0);
+	sqe->cmd_op = op;
+	sqe->user_data = user_data;
+	memcpy(sqe->cmd, &c, sizeof(c));
+}
+
+/*
+ * Wait up to @ms for the next CQE of @user_data; other CQEs are not
+ * expected. Return: its res, or -ETIME.
+ */
+static int helper_wait(struct helper *h, int ms, uint64_t user_data)
+{
+	struct __kernel_timespec ts = { .tv_sec = ms / 1000,
+					.tv_nsec = (ms % 1000) * 1000000L };
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	ret = io_uring_wait_cqe_timeout(&h->ring, &cqe, &ts);
+	if (ret)
+		return ret;
+	if (cqe->user_data != user_data)
+		return -EPROTO;
+	ret = cqe->res;
+	io_uring_cqe_seen(&h->ring, cqe);
+	return ret;
+}
+
+/* The next batch within @ms: its number, -ETIME, or the FETCH's error. */
+static int helper_fetch(struct helper *h, int ms)
+{
+	int ret;
+
+	if (!h->fetching) {
+		helper_sqe(h, HZRAM_CMD_FETCH, 0, 0, 0, 1);
+		io_uring_submit(&h->ring);
+		h->fetching = 1;
+	}
+	ret = helper_wait(h, ms, 1);
+	if (ret != -ETIME)
+		h->fetching = 0;
+	return ret;
+}
+
+static int helper_commit(struct helper *h, uint32_t batch, uint32_t flags, uint64_t seq)
+{
+	helper_sqe(h, HZRAM_CMD_COMMIT, batch, flags, seq, 2);
+	io_uring_submit(&h->ring);
+	return helper_wait(h, 5000, 2);
+}
+
+static const struct hzram_batch_desc *helper_desc(struct helper *h, int batch)
+{
+	return (const struct hzram_batch_desc *)h->ro + batch;
+}
+
+/* Ways to encode a batch: right, or each way a helper can be wrong. */
+enum mode { GOOD, CORRUPT, BAD_LENGTH, BAD_OFFSET, BAD_KIND, FLAGS, NONE, WRONG_SAME };
+
+/* Encode batch @batch into its output slot, in mode @m. */
+static void helper_encode(struct helper *h, int batch, enum mode m)
+{
+	const struct hzram_batch_desc *d = helper_desc(h, batch);
+	const uint8_t *pages = h->ro + h->a.staging_offset + d->staging_offset;
+	struct hzram_page_record *rec = (void *)(h->rw + d->output_offset);
+	uint8_t *data = (uint8_t *)(rec + h->a.batch_pages);
+	uint64_t pos = 0;
+	uint32_t i;
+
+	for (i = 0; i < d->nr_pages; i++) {
+		const uint8_t *page = pages + (size_t)i * PAGE;
+		int n = LZ4_compress_default((const char *)page, (char *)data + pos,
+					     PAGE, PAGE - 1);
+
+		uint32_t adv;
+
+		if (n > 0) {
+			rec[i] = (struct hzram_page_record){ .value = pos, .length = n,
+							     .kind = HZRAM_PAGE_LZ4 };
+		} else {
+			memcpy(data + pos, page, PAGE);
+			rec[i] = (struct hzram_page_record){ .value = pos, .length = PAGE,
+							     .kind = HZRAM_PAGE_RAW };
+		}
+		adv = (rec[i].length + 7) & ~7u;
+		switch (m) {
+		case GOOD: break;
+		case CORRUPT: data[pos + rec[i].length / 2] ^= 0x5a; break;
+		case BAD_LENGTH: rec[i].length = PAGE + 1; break;
+		case BAD_OFFSET: rec[i].value = (uint64_t)h->a.batch_pages * PAGE - 2; break;
+		case BAD_KIND: rec[i].kind = 9; break;
+		case FLAGS: rec[i].flags = 1; break;
+		case NONE: rec[i].kind = 0; break;
+		case WRONG_SAME:
+			rec[i] = (struct hzram_page_record){ .value = 7, .kind = HZRAM_PAGE_SAME };
+			break;
+		}
+		pos += adv;
+	}
+}
+
+/* offload_stat of device @id. */
+static int off_stat(int id, uint64_t v[HZRAM_OFF_NR_FIELDS])
+{
+	return attr_read_u64s(id, "offload_stat", v, HZRAM_OFF_NR_FIELDS) ==
+	       HZRAM_OFF_NR_FIELDS ? 0 : -EIO;
+}
+
+#define OFF(field) ({							\
+	uint64_t __v[HZRAM_OFF_NR_FIELDS];				\
+	ASSERT_EQ(0, off_stat(self->id, __v));				\
+	__v[HZRAM_OFF_##field];						\
+})
+
+FIXTURE(off) {
+	int id;
+	int fd;
+	struct helper h;
+	uint8_t *model;		/* what the device must hold */
+	size_t pages;
+};
+
+#define BATCH 64
+
+FIXTURE_SETUP(off)
+{
+	self->fd = -1;
+	self->h.fd = -1;
+	self->pages = 1024;
+	self->id = hot_add();
+	ASSERT_LE(0, self->id);
+	ASSERT_EQ(0, attr_write(self->id, "offload_batch_pages", "64"));
+	ASSERT_EQ(0, attr_write(self->id, "offload_min_pages", "8"));
+	/* Batches close when full, however slow the kernel, unless a test says. */
+	ASSERT_EQ(0, attr_write(self->id, "offload_flush_us", "1000000"));
+	ASSERT_EQ(0, attr_write(self->id, "disksize", "4M"));
+	self->fd = dev_open(self->id, O_RDWR | O_DIRECT);
+	ASSERT_LE(0, self->fd);
+	self->model = page_alloc(self->pages);
+	ASSERT_NE(NULL, self->model);
+}
+
+FIXTURE_TEARDOWN(off)
+{
+	if (self->h.fd >= 0)
+		helper_close(&self->h);
+	if (self->fd >= 0)
+		close(self->fd);
+	free(self->model);
+	EXPECT_EQ(0, hot_remove(self->id));
+}
+
+/* Write pages [first, first + n) of the model, filled from @seed, to the device. */
+static int put(int fd, uint8_t *model, size_t first, size_t n, uint64_t seed)
+{
+	text_fill(model + first * PAGE, n * PAGE, seed);
+	return pio(fd, model + first * PAGE, n * PAGE, first * PAGE, 1);
+}
+
+/* The whole device reads back as the model. */
+static int intact(int fd, const uint8_t *model, size_t pages)
+{
+	uint8_t *got = page_alloc(pages);
+	int ret = got ? pio(fd, got, pages * PAGE, 0, 0) : -ENOMEM;
+
+	if (!ret && memcmp(got, model, pages * PAGE))
+		ret = -EBADMSG;
+	free(got);
+	return ret;
+}
+
+TEST_F(off, pages_through_the_helper)
+{
+	int b, n = 0;
+
+	ASSERT_EQ(0, helper_attach(&self->h, self->id));
+	EXPECT_EQ(HZRAM_FEAT_COMPRESS, self->h.a.features);
+	EXPECT_EQ(BATCH, self->h.a.batch_pages);
+	EXPECT_EQ(1, OFF(HELPER));
+	EXPECT_EQ(1, OFF(ACTIVE));
+	/* 8 batches of 64 cells: the first 512 pages are staged, the rest inline. */
+	ASSERT_EQ(0, put(self->fd, self->model, 0, self->pages, 1));
+	EXPECT_EQ(512, OFF(STAGED));
+	EXPECT_EQ(512, OFF(STAGING_FULL));
+	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));	/* from staging */
+	while ((b = helper_fetch(&self->h, 500)) >= 0) {
+		const struct hzram_batch_desc *d = helper_desc(&self->h, b);
+
+		EXPECT_EQ(HZRAM_OP_COMPRESS, d->op);
+		EXPECT_EQ(BATCH, d->nr_pages);
+		helper_encode(&self->h, b, GOOD);
+		ASSERT_EQ(0, helper_commit(&self->h, b, 0, d->seq));
+		n++;
+	}
+	EXPECT_EQ(-ETIME, b);
+	EXPECT_EQ(8, n);
+	EXPECT_EQ(0, OFF(STAGED));
+	EXPECT_EQ(512, OFF(PAGES_HELPER));
+	EXPECT_EQ(0, OFF(PAGES_KERNEL));
+	EXPECT_EQ(8, OFF(BATCHES));
+	/* The arena changes after commit: the kernel holds its own copy. */
+	memset(self->h.rw, 0xa5, self->h.a.rw_size);
+	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
+	EXPECT_EQ(self->pages * PAGE, attr_u64(self->id, "mm_stat"));
+}
+
+/* Each kind of wrong record is refused, counted and compressed by the module. */
+TEST_F(off, wrong_records)
+{
+	static const enum mode modes[] = { CORRUPT, BAD_LENGTH, BAD_OFFSET, BAD_KIND,
+					   FLAGS, NONE, WRONG_SAME };
+	uint64_t rejected = 0, failed = 0;
+	unsigned int i;
+
+	ASSERT_EQ(0, helper_attach(&self->h, self->id));
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		const struct hzram_batch_desc *d;
+		int b;
+
+		ASSERT_EQ(0, put(self->fd, self->model, i * BATCH, BATCH, 100 + i));
+		b = helper_fetch(&self->h, 2000);
+		ASSERT_LE(0, b);
+		d = helper_desc(&self->h, b);
+		helper_encode(&self->h, b, modes[i]);
+		ASSERT_EQ(0, helper_commit(&self->h, b, 0, d->seq));
+		if (modes[i] == CORRUPT || modes[i] == WRONG_SAME)
+			failed += BATCH;
+		else if (modes[i] != NONE)
+			rejected += BATCH;
+		EXPECT_EQ(rejected, OFF(REJECTED));
+		EXPECT_EQ(failed, OFF(VERIFY_FAILED));
+		EXPECT_EQ((i + 1) * BATCH, OFF(PAGES_KERNEL));
+	}
+	EXPECT_EQ(0, OFF(PAGES_HELPER));
+	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
+}
+
+/* Unknown, stale, duplicate and late commits are refused; nothing is lost. */
+TEST_F(off, bad_commits)
+{
+	const struct hzram_batch_desc *d;
+	uint64_t seq;
+	int b;
+
+	ASSERT_EQ(0, attr_write(self->id, "offload_timeout_ms", "50"));
+	ASSERT_EQ(0, helper_attach(&self->h, self->id));
+	ASSERT_EQ(0, put(self->fd, self->model, 0, BATCH, 1));
+	b = helper_fetch(&self->h, 2000);
+	ASSERT_LE(0, b);
+	d = helper_desc(&self->h, b);
+	seq = d->seq;
+	helper_encode(&self->h, b, GOOD);
+	EXPECT_EQ(-EINVAL, helper_commit(&self->h, self->h.a.nr_batches, 0, seq));
+	EXPECT_EQ(-EINVAL, helper_commit(&self->h, b, 1, seq));
+	EXPECT_EQ(-ESTALE, helper_commit(&self->h, b, 0, seq + 1));
+	EXPECT_EQ(0, helper_commit(&self->h, b, 0, seq));
+	EXPECT_EQ(-ESTALE, helper_commit(&self->h, b, 0, seq));	/* duplicate */
+	EXPECT_EQ(4, OFF(BAD_COMMITS));
+
+	/* Late: taken back after offload_timeout_ms, then refused. */
+	ASSERT_EQ(0, put(self->fd, self->model, BATCH, BATCH, 2));
+	b = helper_fetch(&self->h, 2000);
+	ASSERT_LE(0, b);
+	seq = helper_desc(&self->h, b)->seq;
+	helper_encode(&self->h, b, GOOD);
+	usleep(300 * 1000);
+	EXPECT_EQ(-ESTALE, helper_commit(&self->h, b, 0, seq));
+	EXPECT_EQ(1, OFF(TIMEOUTS));
+	EXPECT_EQ(BATCH, OFF(PAGES_HELPER));
+	EXPECT_EQ(BATCH, OFF(PAGES_KERNEL));
+	EXPECT_EQ(0, OFF(STAGED));
+	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
+}
+
+/* A result for pages written again since they were staged is dropped. */
+TEST_F(off, stale_results)
+{
+	uint64_t range[2] = { BATCH / 2 * PAGE, BATCH / 4 * PAGE };
+	int b;
+
+	ASSERT_EQ(0, helper_attach(&self->h, self->id));
+	ASSERT_EQ(0, put(self->fd, self->model, 0, BATCH, 1));
+	b = helper_fetch(&self->h, 2000);
+	ASSERT_LE(0, b);
+	/* Half overwritten (staged again elsewhere), a quarter discarded. */
+	ASSERT_EQ(0, put(self->fd, self->model, 0, BATCH / 2, 2));
+	ASSERT_EQ(0, ioctl(self->fd, BLKDISCARD, range));
+	memset(self->model + range[0], 0, range[1]);
+	helper_encode(&self->h, b, GOOD);
+	ASSERT_EQ(0, helper_commit(&self->h, b, 0, helper_desc(&self->h, b)->seq));
+	EXPECT_EQ(BATCH * 3 / 4, OFF(STALE));
+	EXPECT_EQ(BATCH / 4, OFF(PAGES_HELPER));
+	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
+}
+
+/* Small batches are compressed by the module, after offload_flush_us. */
+TEST_F(off, small_batches_stay_in_the_kernel)
+{
+	ASSERT_EQ(0, attr_write(self->id, "offload_flush_us", "2000"));
+	ASSERT_EQ(0, helper_attach(&self->h, self->id));
+	ASSERT_EQ(0, put(self->fd, self->model, 0, 4, 1));
+	EXPECT_EQ(-ETIME, helper_fetch(&self->h, 300));
+	EXPECT_EQ(4, OFF(PAGES_KERNEL));
+	EXPECT_EQ(0, OFF(STAGED));
+	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
+}
+
+/* A helper killed while it holds batches and waits for more. */
+TEST_F(off, helper_killed)
+{
+	int up[2], down[2], status, i;
+	char c;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(up));
+	ASSERT_EQ(0, pipe(down));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct helper h;
+
+		if (helper_attach(&h, self->id) || write(up[1], "a", 1) != 1 ||
+		    read(down[0], &c, 1) != 1)
+			_exit(1);
+		/* Hold both batches, and leave one more FETCH waiting. */
+		if (helper_fetch(&h, 2000) < 0 || helper_fetch(&h, 2000) < 0 ||
+		    helper_fetch(&h, 10) != -ETIME || write(up[1], "b", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(up[0], &c, 1));
+	ASSERT_EQ(0, put(self->fd, self->model, 0, 2 * BATCH, 1));
+	EXPECT_EQ(2 * BATCH, OFF(STAGED));
+	ASSERT_EQ(1, write(down[1], "w", 1));
+	ASSERT_EQ(1, read(up[0], &c, 1));
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status));
+	for (i = 0; i < 100 && OFF(HELPER); i++)
+		usleep(20 * 1000);
+	EXPECT_EQ(0, OFF(HELPER));
+	EXPECT_EQ(0, OFF(STAGED));
+	EXPECT_EQ(2 * BATCH, OFF(PAGES_KERNEL));
+	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
+	/* A new helper can attach and serve. */
+	ASSERT_EQ(0, helper_attach(&self->h, self->id));
+	ASSERT_EQ(0, put(self->fd, self->model, 0, BATCH, 3));
+	i = helper_fetch(&self->h, 2000);
+	ASSERT_LE(0, i);
+	helper_encode(&self->h, i, GOOD);
+	ASSERT_EQ(0, helper_commit(&self->h, i, 0, helper_desc(&self->h, i)->seq));
+	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
+}
+
+/* Reset takes every batch back; the helper stays, and serves the next init. */
+TEST_F(off, reset_with_helper)
+{
+	int b;
+
+	ASSERT_EQ(0, helper_attach(&self->h, self->id));
+	ASSERT_EQ(0, put(self->fd, self->model, 0, BATCH, 1));
+	b = helper_fetch(&self->h, 2000);
+	ASSERT_LE(0, b);
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, attr_write(self->id, "reset", "1"));
+	EXPECT_EQ(1, OFF(HELPER));
+	EXPECT_EQ(0, OFF(ACTIVE));
+	EXPECT_EQ(-ESTALE, helper_commit(&self->h, b, 0, helper_desc(&self->h, b)->seq));
+	ASSERT_EQ(0, attr_write(self->id, "disksize", "4M"));
+	EXPECT_EQ(1, OFF(ACTIVE));
+	self->fd = dev_open(self->id, O_RDWR | O_DIRECT);
+	ASSERT_LE(0, self->fd);
+	memset(self->model, 0, self->pages * PAGE);
+	ASSERT_EQ(0, put(self->fd, self->model, 0, BATCH, 2));
+	b = helper_fetch(&self->h, 2000);
+	ASSERT_LE(0, b);
+	helper_encode(&self->h, b, GOOD);
+	ASSERT_EQ(0, helper_commit(&self->h, b, 0, helper_desc(&self->h, b)->seq));
+	EXPECT_EQ(BATCH, OFF(PAGES_HELPER));
+	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
+}
+
+/* A helper thread serves while writers overwrite pages at random. */
+static void *serve(void *arg)
+{
+	struct helper *h = arg;
+	int b;
+
+	while ((b = helper_fetch(h, 1000)) >= 0) {
+		helper_encode(h, b, GOOD);
+		if (helper_commit(h, b, 0, helper_desc(h, b)->seq))
+			return (void *)1;
+	}
+	return b == -ETIME ? NULL : (void *)1;
+}
+
+TEST_F(off, random_overwrites_while_serving)
+{
+	uint64_t s = 5;
+	pthread_t t;
+	void *res;
+	int i;
+
+	ASSERT_EQ(0, attr_write(self->id, "offload_flush_us", "2000"));
+	ASSERT_EQ(0, helper_attach(&self->h, self->id));
+	ASSERT_EQ(0, pthread_create(&t, NULL, serve, &self->h));
+	for (i = 0; i < 3000; i++) {
+		size_t first = rnd_next(&s) % (self->pages - 16);
+
+		ASSERT_EQ(0, put(self->fd, self->model, first, 1 + rnd_next(&s) % 16, i));
+	}
+	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
+	ASSERT_EQ(0, pthread_join(t, &res));
+	EXPECT_EQ(NULL, res);
+	EXPECT_EQ(0, OFF(STAGED));
+	EXPECT_LT(0, OFF(PAGES_HELPER));
+	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
+}
+
+TEST_F(off, attach_errors)
+{
+	struct helper h2;
+	struct hzram_attach a = { .size = sizeof(a), .version = HZRAM_UAPI_VERSION,
+				  .device = self->id, .features = HZRAM_FEAT_COMPRESS };
+	int fd = open(HZRAM_CONTROL_PATH, O_RDWR), status;
+	void *ro;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	a.size = 8;
+	EXPECT_EQ(-1, ioctl(fd, HZRAM_IOC_ATTACH, &a));
+	EXPECT_EQ(EINVAL, errno);
+	a.size = sizeof(a);
+	a.version = 99;
+	EXPECT_EQ(-1, ioctl(fd, HZRAM_IOC_ATTACH, &a));
+	EXPECT_EQ(EPROTO, errno);
+	a.version = HZRAM_UAPI_VERSION;
+	a.features = 1U << 31;
+	EXPECT_EQ(-1, ioctl(fd, HZRAM_IOC_ATTACH, &a));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	a.features = HZRAM_FEAT_COMPRESS;
+	a.device = HZRAM_MAX_DEVICES - 1;
+	EXPECT_EQ(-1, ioctl(fd, HZRAM_IOC_ATTACH, &a));
+	EXPECT_EQ(ENODEV, errno);
+	EXPECT_EQ(-1, ioctl(fd, _IO(HZRAM_IOC_MAGIC, 9)));
+	EXPECT_EQ(ENOTTY, errno);
+	/* Nothing to map before attach. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, 0));
+	EXPECT_EQ(ENXIO, errno);
+	a.device = self->id;
+	ASSERT_EQ(0, ioctl(fd, HZRAM_IOC_ATTACH, &a));
+	EXPECT_EQ(-1, ioctl(fd, HZRAM_IOC_ATTACH, &a));
+	EXPECT_EQ(EISCONN, errno);
+	/* One helper per device. */
+	EXPECT_EQ(-EBUSY, helper_attach(&h2, self->id));
+	/* The staging region is the kernel's. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, a.ro_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+	EXPECT_EQ(EACCES, errno);
+	ro = mmap(NULL, a.ro_size, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	EXPECT_EQ(-1, mprotect(ro, a.ro_size, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(EACCES, errno);
+	munmap(ro, a.ro_size);
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, a.rw_size + PAGE, PROT_READ, MAP_SHARED, fd,
+				   a.rw_offset));
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, PAGE));
+	EXPECT_EQ(EBUSY, -attr_write(self->id, "offload_batch_pages", "32"));
+	close(fd);
+	/* Detached by close: another may attach. */
+	ASSERT_EQ(0, helper_attach(&self->h, self->id));
+
+	/* Without CAP_SYS_ADMIN. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int cfd = open(HZRAM_CONTROL_PATH, O_RDWR);
+
+		if (cfd < 0 || setuid(65534))
+			_exit(2);
+		_exit(ioctl(cfd, HZRAM_IOC_ATTACH, &a) == -1 && errno == EPERM ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/* A device of another algorithm never offloads. */
+TEST(other_algorithm)
+{
+	uint64_t v[HZRAM_OFF_NR_FIELDS];
+	struct helper h;
+	int id = hot_add();
+
+	ASSERT_LE(0, id);
+	ASSERT_EQ(0, attr_write(id, "comp_algorithm", "lzo-rle"));
+	ASSERT_EQ(0, attr_write(id, "disksize", "1M"));
+	EXPECT_EQ(-EOPNOTSUPP, helper_attach(&h, id));
+	ASSERT_EQ(0, attr_write(id, "reset", "1"));
+	/* Attached before init: inactive with lzo-rle, and says so. */
+	ASSERT_EQ(0, helper_attach(&h, id));
+	ASSERT_EQ(0, attr_write(id, "comp_algorithm", "lzo-rle"));
+	ASSERT_EQ(0, attr_write(id, "disksize", "1M"));
+	ASSERT_EQ(0, off_stat(id, v));
+	EXPECT_EQ(1, v[HZRAM_OFF_HELPER]);
+	EXPECT_EQ(0, v[HZRAM_OFF_ACTIVE]);
+	helper_close(&h);
+	EXPECT_EQ(0, hot_remove(id));
+}
+
+TEST(offload_params)
+{
+	int id = hot_add();
+	char buf[32];
+
+	ASSERT_LE(0, id);
+	EXPECT_EQ(-EINVAL, attr_write(id, "offload_batch_pages", "0"));
+	EXPECT_EQ(-EINVAL, attr_write(id, "offload_batch_pages", "4097"));
+	EXPECT_EQ(-EINVAL, attr_write(id, "offload_batch_pages", "x"));
+	EXPECT_EQ(-EINVAL, attr_write(id, "offload_min_pages", "300"));	/* > batch */
+	EXPECT_EQ(-EINVAL, attr_write(id, "offload_batch_pages", "16"));	/* < min */
+	EXPECT_EQ(-EINVAL, attr_write(id, "offload_flush_us", "0"));
+	EXPECT_EQ(-EINVAL, attr_write(id, "offload_timeout_ms", "5"));
+	EXPECT_EQ(-EINVAL, attr_write(id, "offload_verify", "maybe"));
+	EXPECT_EQ(0, attr_write(id, "offload_verify", "0"));
+	ASSERT_EQ(2, attr_read(id, "offload_verify", buf, sizeof(buf)));
+	EXPECT_STREQ("0\n", buf);
+	ASSERT_EQ(4, attr_read(id, "offload_batch_pages", buf, sizeof(buf)));
+	EXPECT_STREQ("256\n", buf);
+	EXPECT_EQ(0, hot_remove(id));
+}
+
+TEST_HARNESS_MAIN
