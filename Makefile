@@ -2,7 +2,7 @@
 #
 #   make                 build kmod/hzram.ko for the running kernel
 #   make KDIR=<dir>      ... or against the kernel headers in <dir>
-#   make userhelper      the helper's libraries, tests and hzbench
+#   make userhelper      the helper's libraries, hzramd, tests and hzbench
 #                        (build/userhelper/)
 #   make gpu-bundle      tests and hzbench linked to run on a GPU machine
 #                        without packages (build/gpu-bundle/; run there

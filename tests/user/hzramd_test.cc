@@ -1,0 +1,1228 @@
+// SPDX-License-Identifier: GPL-2.0
+// hzramd: the command line, the batch encoder and the output slot layout,
+// the serving loop against a fake kernel queue, attach errors, the
+// daemon's start and stop around fake devices, the io_uring layer on a
+// file that has no commands, and --bench.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <lz4.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench.h"
+#include "daemon.h"
+#include "encoder.h"
+#ifdef HZRAM_HAVE_CUDA
+#include "hzram/gpu_codec.h"
+#endif
+#include "kernel_io.h"
+#include "loopback.h"
+#include "options.h"
+#include "test_util.h"
+
+namespace hzramd {
+namespace {
+
+using hzram::kPageSize;
+using hzram::test::Page;
+using hzram::test::PeriodicPage;
+using hzram::test::RandomPage;
+using hzram::test::TextPage;
+using hzram::test::WordPage;
+
+// ---------------------------------------------------------------------
+// The command line.
+
+ParseResult Parse(std::vector<const char*> args, Options* o, std::string* error) {
+  args.insert(args.begin(), "hzramd");
+  return ParseOptions(static_cast<int>(args.size()), args.data(), o, error);
+}
+
+TEST(OptionsTest, Defaults) {
+  Options o;
+  std::string e;
+  ASSERT_EQ(ParseResult::kRun, Parse({"--device", "0"}, &o, &e)) << e;
+  EXPECT_EQ(std::vector<unsigned>{0}, o.devices);
+  EXPECT_EQ(0u, o.threads);
+  EXPECT_EQ(Backend::kAuto, o.backend);
+  EXPECT_EQ(LogLevel::kInfo, o.log_level);
+  EXPECT_TRUE(o.mlock);
+  EXPECT_TRUE(o.bench.empty());
+}
+
+TEST(OptionsTest, EveryDaemonOption) {
+  Options o;
+  std::string e;
+  ASSERT_EQ(ParseResult::kRun, Parse({"--device", "1,2", "--device=255", "--threads", "3",
+                                      "--backend", "cpu", "--log-level=debug", "--no-mlock"},
+                                     &o, &e))
+      << e;
+  EXPECT_EQ((std::vector<unsigned>{1, 2, 255}), o.devices);
+  EXPECT_EQ(3u, o.threads);
+  EXPECT_EQ(Backend::kCpu, o.backend);
+  EXPECT_EQ(LogLevel::kDebug, o.log_level);
+  EXPECT_FALSE(o.mlock);
+
+  const std::pair<const char*, Backend> backends[] = {{"cpu", Backend::kCpu},
+                                                      {"gpu", Backend::kGpu},
+                                                      {"hybrid", Backend::kHybrid},
+                                                      {"auto", Backend::kAuto}};
+  for (const auto& [name, b] : backends) {
+    ASSERT_EQ(ParseResult::kRun, Parse({"--device", "0", "--backend", name}, &o, &e)) << name;
+    EXPECT_EQ(b, o.backend);
+    EXPECT_STREQ(name, BackendName(b));
+  }
+  const std::pair<const char*, LogLevel> levels[] = {{"error", LogLevel::kError},
+                                                     {"warn", LogLevel::kWarn},
+                                                     {"info", LogLevel::kInfo},
+                                                     {"debug", LogLevel::kDebug}};
+  for (const auto& [name, l] : levels) {
+    ASSERT_EQ(ParseResult::kRun, Parse({"--log-level", name, "--device", "0"}, &o, &e)) << name;
+    EXPECT_EQ(l, o.log_level);
+  }
+}
+
+TEST(OptionsTest, BenchOptions) {
+  Options o;
+  std::string e;
+  ASSERT_EQ(ParseResult::kRun, Parse({"--bench", "pages", "--batch-pages", "64", "--seconds", "0.5",
+                                      "--json=out.json", "--threads", "2", "--backend", "cpu"},
+                                     &o, &e))
+      << e;
+  EXPECT_EQ("pages", o.bench);
+  EXPECT_EQ(64u, o.batch_pages);
+  EXPECT_DOUBLE_EQ(0.5, o.seconds);
+  EXPECT_EQ("out.json", o.json);
+  EXPECT_EQ(2u, o.threads);
+  ASSERT_EQ(ParseResult::kRun, Parse({"--bench", "pages"}, &o, &e)) << e;
+  EXPECT_EQ(1024u, o.batch_pages);
+  EXPECT_DOUBLE_EQ(3, o.seconds);
+}
+
+TEST(OptionsTest, HelpAndVersion) {
+  Options o;
+  std::string e;
+  EXPECT_EQ(ParseResult::kHelp, Parse({"--help"}, &o, &e));
+  EXPECT_EQ(ParseResult::kHelp, Parse({"--device", "0", "-h"}, &o, &e));
+  EXPECT_EQ(ParseResult::kVersion, Parse({"--version"}, &o, &e));
+  EXPECT_EQ(ParseResult::kVersion, Parse({"-V"}, &o, &e));
+  EXPECT_EQ(0u, VersionText().find("hzramd ")) << VersionText();
+  EXPECT_NE(std::string::npos, VersionText().find("helper protocol 1; backends: cpu"))
+      << VersionText();
+  for (const char* opt : {"--device", "--threads", "--backend", "--log-level", "--no-mlock",
+                          "--bench", "--batch-pages", "--seconds", "--json", "--help", "--version"})
+    EXPECT_NE(std::string::npos, UsageText().find(opt)) << opt;
+}
+
+TEST(OptionsTest, BadArguments) {
+  const std::pair<std::vector<const char*>, const char*> cases[] = {
+      {{"--device", "x"}, "bad value 'x' for --device"},
+      {{"--device", "256"}, "bad value '256' for --device"},
+      {{"--device", "-1"}, "bad value '-1' for --device"},
+      {{"--device", "1,,2"}, "bad value '1,,2' for --device"},
+      {{"--device", "1,"}, "bad value '1,' for --device"},
+      {{"--device", ""}, "bad value '' for --device"},
+      {{"--device", "1,2", "--device", "2"}, "device given twice"},
+      {{"--device"}, "option --device needs a value"},
+      {{"--device", "0", "--threads", "0"}, "bad value '0' for --threads"},
+      {{"--device", "0", "--threads", "1025"}, "bad value '1025' for --threads"},
+      {{"--device", "0", "--threads", "2x"}, "bad value '2x' for --threads"},
+      {{"--device", "0", "--backend", "tpu"},
+       "bad value 'tpu' for --backend: cpu, gpu, hybrid or auto"},
+      {{"--device", "0", "--log-level", "loud"}, "bad value 'loud' for --log-level"},
+      {{"--bench", "f", "--batch-pages", "0"}, "bad value '0' for --batch-pages"},
+      {{"--bench", "f", "--batch-pages", "4097"}, "bad value '4097' for --batch-pages"},
+      {{"--bench", "f", "--seconds", "0"}, "bad value '0' for --seconds"},
+      {{"--bench", "f", "--seconds", "-1"}, "bad value '-1' for --seconds"},
+      {{"--bench", "f", "--seconds", "nan"}, "bad value 'nan' for --seconds"},
+      {{"--bench", "f", "--seconds", "inf"}, "bad value 'inf' for --seconds"},
+      {{"--bench", "f", "--seconds", "1s"}, "bad value '1s' for --seconds"},
+      {{"--bench", ""}, "bad value '' for --bench"},
+      {{"--bench", "f", "--json="}, "bad value '' for --json"},
+      {{"--frobnicate"}, "unknown option '--frobnicate'"},
+      {{"-d", "0"}, "unexpected argument '-d'"},
+      {{"--device", "0", "stray"}, "unexpected argument 'stray'"},
+      {{"--no-mlock=1", "--device", "0"}, "option --no-mlock takes no value"},
+      {{}, "no device to serve: give --device N"},
+      {{"--no-mlock"}, "no device to serve"},
+      {{"--device", "0", "--json", "x"}, "--json is an option of --bench"},
+      {{"--device", "0", "--seconds", "1"}, "--seconds is an option of --bench"},
+      {{"--device", "0", "--batch-pages", "8"}, "--batch-pages is an option of --bench"},
+      {{"--bench", "f", "--device", "0"}, "--bench runs without devices"},
+  };
+  for (const auto& [args, message] : cases) {
+    Options o;
+    std::string e;
+    std::string joined;
+    for (const char* a : args) joined += std::string(" ") + a;
+    EXPECT_EQ(ParseResult::kUsage, Parse(args, &o, &e)) << joined;
+    EXPECT_NE(std::string::npos, e.find(message)) << joined << ": " << e;
+  }
+}
+
+struct Ran {
+  int status = -1;
+  std::string output;  // stdout and stderr
+};
+
+Ran RunHzramd(const std::string& args) {
+  Ran r;
+  FILE* p = popen((std::string(HZRAMD_PATH) + " " + args + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+TEST(HzramdBinaryTest, ExitStatuses) {
+  Ran r = RunHzramd("--bogus");
+  EXPECT_EQ(2, r.status);
+  EXPECT_NE(std::string::npos, r.output.find("hzramd: unknown option '--bogus'")) << r.output;
+  EXPECT_NE(std::string::npos, r.output.find("usage: hzramd")) << r.output;
+  r = RunHzramd("--device 0 --threads many");
+  EXPECT_EQ(2, r.status);
+  EXPECT_NE(std::string::npos, r.output.find("bad value 'many' for --threads")) << r.output;
+  r = RunHzramd("--help");
+  EXPECT_EQ(0, r.status);
+  EXPECT_EQ(UsageText(), r.output);
+  r = RunHzramd("--version");
+  EXPECT_EQ(0, r.status);
+  EXPECT_EQ(VersionText(), r.output);
+  r = RunHzramd("--bench /nonexistent/pages --seconds 0.01");
+  EXPECT_EQ(1, r.status);
+  EXPECT_NE(std::string::npos, r.output.find("/nonexistent/pages: No such file or directory"))
+      << r.output;
+  if (access(HZRAM_CONTROL_PATH, F_OK) == 0) GTEST_SKIP() << "the module is loaded here";
+  r = RunHzramd("--device 3 --no-mlock --backend cpu --threads 1");
+  EXPECT_EQ(1, r.status);
+  EXPECT_NE(std::string::npos, r.output.find("hzramd: hzram module not loaded")) << r.output;
+}
+
+// ---------------------------------------------------------------------
+// The batch encoder and the output slot layout.
+
+// Regions in memory as the module lays them out: descriptors, then the
+// staging arena (@staging_pages pages) in one; output slots in the other,
+// filled with 0xcc to see what is written.
+struct TestRegions {
+  std::vector<std::uint8_t> ro, rw;
+  Regions r;
+
+  TestRegions(std::uint32_t nr_batches, std::uint32_t batch_pages, std::size_t staging_pages) {
+    hzram_attach& a = r.info;
+    a.size = sizeof(a);
+    a.version = HZRAM_UAPI_VERSION;
+    a.features = HZRAM_FEAT_COMPRESS;
+    a.nr_batches = nr_batches;
+    a.batch_pages = batch_pages;
+    a.staging_offset =
+        (nr_batches * sizeof(hzram_batch_desc) + kPageSize - 1) / kPageSize * kPageSize;
+    a.ro_size = a.staging_offset + staging_pages * kPageSize;
+    a.rw_size = nr_batches * SlotBytes(batch_pages);
+    ro.assign(a.ro_size, 0);
+    rw.assign(a.rw_size, 0xcc);
+    r.ro = ro.data();
+    r.rw = rw.data();
+  }
+  hzram_batch_desc& desc(std::uint32_t b) {
+    return reinterpret_cast<hzram_batch_desc*>(ro.data())[b];
+  }
+  std::uint8_t* staging(std::size_t page) {
+    return ro.data() + r.info.staging_offset + page * kPageSize;
+  }
+  // Batch @b: @pages at staging page @first, its output in slot @slot.
+  void SetBatch(std::uint32_t b, std::uint64_t seq, const std::vector<Page>& pages,
+                std::size_t first, std::uint32_t slot) {
+    for (std::size_t i = 0; i < pages.size(); i++)
+      std::memcpy(staging(first + i), pages[i].data(), kPageSize);
+    desc(b) = {seq,
+               static_cast<std::uint32_t>(pages.size()),
+               HZRAM_OP_COMPRESS,
+               0,
+               first * kPageSize,
+               slot * SlotBytes(r.info.batch_pages)};
+  }
+};
+
+// Checks the records that @d's slot holds against its staging pages:
+// flags 0, kinds and lengths as the layout says, data inside the data
+// area, in page order and not overlapping, SAME words right, RAW pages
+// equal, every LZ4 block decoded to its page by liblz4 and by the
+// kernel's LZ4; with @not_encoded_ok, records of kind 0 (all zero) pass
+// too. Returns the number of bad pages (each also a failure).
+int CheckSlot(const Regions& r, const hzram_batch_desc& d, bool not_encoded_ok = false) {
+  const std::uint32_t bp = r.info.batch_pages;
+  const auto* rec = reinterpret_cast<const hzram_page_record*>(r.rw + d.output_offset);
+  const std::uint8_t* data = r.rw + d.output_offset + bp * sizeof(hzram_page_record);
+  const std::uint64_t data_bytes = std::uint64_t{bp} * kPageSize;
+  std::uint64_t end = 0;  // of the previous page's data
+  int bad = 0;
+  char out[kPageSize], kout[kPageSize];
+  for (std::uint32_t i = 0; i < d.nr_pages; i++) {
+    const hzram_page_record& x = rec[i];
+    const std::uint8_t* page = r.ro + r.info.staging_offset + d.staging_offset + i * kPageSize;
+    std::string why;
+    std::uint64_t word;
+    std::memcpy(&word, page, 8);
+    bool same = true;
+    for (std::size_t o = 8; same && o < kPageSize; o += 8) same = !std::memcmp(page + o, &word, 8);
+    if (x.flags) {
+      why = "flags set";
+    } else if (not_encoded_ok && x.kind == 0) {
+      if (x.value || x.length) why = "not encoded, but value or length set";
+      continue;
+    } else if (same) {
+      if (x.kind != HZRAM_PAGE_SAME || x.value != word || x.length)
+        why = "not the SAME record of its word";
+    } else if (x.kind != HZRAM_PAGE_RAW && x.kind != HZRAM_PAGE_LZ4) {
+      why = "kind " + std::to_string(x.kind);
+    } else if (x.value < end || x.value > data_bytes || x.length > data_bytes - x.value) {
+      why = "data at " + std::to_string(x.value) + "+" + std::to_string(x.length) +
+            " out of order or outside the data area";
+    } else if (x.kind == HZRAM_PAGE_RAW) {
+      if (x.length != kPageSize || std::memcmp(data + x.value, page, kPageSize))
+        why = "RAW page differs";
+    } else if (x.length == 0 || x.length >= kPageSize) {
+      why = "LZ4 length " + std::to_string(x.length);
+    } else {
+      const char* src = reinterpret_cast<const char*>(data + x.value);
+      const int len = static_cast<int>(x.length);
+      if (LZ4_decompress_safe(src, out, len, kPageSize) != static_cast<int>(kPageSize) ||
+          std::memcmp(out, page, kPageSize))
+        why = "liblz4 does not decode it to the page";
+      else if (hzram::test::kernel_LZ4_decompress_safe(src, kout, len, kPageSize) !=
+                   static_cast<int>(kPageSize) ||
+               std::memcmp(kout, page, kPageSize))
+        why = "the kernel's LZ4 does not decode it to the page";
+    }
+    if (!same && x.kind != HZRAM_PAGE_SAME) end = x.value + x.length;
+    if (!why.empty()) {
+      ADD_FAILURE() << "page " << i << " of the batch at staging " << d.staging_offset << ": "
+                    << why;
+      bad++;
+    }
+  }
+  return bad;
+}
+
+std::unique_ptr<BatchEncoder> CpuEncoder(unsigned threads = 2) {
+  std::string e;
+  auto enc = MakeEncoder(Backend::kCpu, threads, &e);
+  EXPECT_TRUE(enc) << e;
+  return enc;
+}
+
+// Pages of every kind: same-filled, random (RAW), compressible (LZ4).
+std::vector<Page> MixedPages(std::size_t n, std::uint64_t seed) {
+  std::vector<Page> v;
+  for (std::size_t i = 0; i < n; i++) {
+    switch ((i + seed) % 5) {
+      case 0:
+        v.push_back(WordPage(seed * 977 + i));
+        break;
+      case 1:
+        v.push_back(RandomPage(seed * 131 + i));
+        break;
+      case 2:
+        v.push_back(PeriodicPage(1 + i % 100, seed + i));
+        break;
+      default:
+        v.push_back(TextPage(seed * 7 + i));
+        break;
+    }
+  }
+  return v;
+}
+
+TEST(EncodeBatchTest, WritesTheOutputSlotLayout) {
+  auto enc = CpuEncoder();
+  ASSERT_TRUE(enc);
+  std::vector<Page> pages;
+  for (auto& np : hzram::test::BoundaryPages()) pages.push_back(np.page);
+  for (auto& p : MixedPages(64 - pages.size(), 1)) pages.push_back(p);
+  ASSERT_EQ(64u, pages.size());
+
+  TestRegions t(3, 64, 80);
+  t.SetBatch(1, 42, pages, 9, 2);  // batch 1: staging pages 9.., the third slot
+  const std::vector<std::uint8_t> before = t.rw;
+  hzram_batch_desc d;
+  ASSERT_EQ(0, EncodeBatch(*enc, t.r, 1, &d));
+  EXPECT_EQ(42u, d.seq);
+  EXPECT_EQ(0, std::memcmp(&d, &t.desc(1), sizeof(d)));
+  EXPECT_EQ(0, CheckSlot(t.r, d));
+
+  const auto* rec = reinterpret_cast<const hzram_page_record*>(t.rw.data() + d.output_offset);
+  int kinds[4] = {};
+  for (std::size_t i = 0; i < pages.size(); i++) kinds[rec[i].kind & 3]++;
+  EXPECT_GT(kinds[HZRAM_PAGE_SAME], 0);
+  EXPECT_GT(kinds[HZRAM_PAGE_RAW], 0);
+  EXPECT_GT(kinds[HZRAM_PAGE_LZ4], 0);
+  // Nothing is written outside the slot.
+  EXPECT_TRUE(std::equal(t.rw.begin(), t.rw.begin() + d.output_offset, before.begin()));
+}
+
+TEST(EncodeBatchTest, PartialBatchLeavesTheRestOfTheSlot) {
+  auto enc = CpuEncoder();
+  ASSERT_TRUE(enc);
+  TestRegions t(2, 32, 64);
+  t.SetBatch(0, 7, MixedPages(5, 2), 3, 1);
+  const std::vector<std::uint8_t> before = t.rw;
+  hzram_batch_desc d;
+  ASSERT_EQ(0, EncodeBatch(*enc, t.r, 0, &d));
+  EXPECT_EQ(0, CheckSlot(t.r, d));
+  // Records 5..31 untouched; slot 0 untouched.
+  const std::size_t rec_end = d.output_offset + 5 * sizeof(hzram_page_record);
+  const std::size_t data_start = d.output_offset + 32 * sizeof(hzram_page_record);
+  EXPECT_TRUE(
+      std::equal(t.rw.begin() + rec_end, t.rw.begin() + data_start, before.begin() + rec_end));
+  EXPECT_TRUE(std::equal(t.rw.begin(), t.rw.begin() + d.output_offset, before.begin()));
+}
+
+TEST(EncodeBatchTest, TheCorpusInFullBatches) {
+  HZRAM_CORPUS_OR_SKIP(corpus);
+  auto enc = CpuEncoder();
+  ASSERT_TRUE(enc);
+  const std::size_t n = std::min<std::size_t>(corpus.size() / kPageSize, 4096);
+  TestRegions t(2, 1024, n);
+  std::memcpy(t.staging(0), corpus.data(), n * kPageSize);
+  for (std::size_t first = 0; first < n; first += 1024) {
+    const auto count = static_cast<std::uint32_t>(std::min<std::size_t>(1024, n - first));
+    const std::uint32_t b = (first / 1024) % 2;
+    t.desc(b) = {first, count, HZRAM_OP_COMPRESS, 0, first * kPageSize, b * SlotBytes(1024)};
+    hzram_batch_desc d;
+    ASSERT_EQ(0, EncodeBatch(*enc, t.r, b, &d));
+    ASSERT_EQ(0, CheckSlot(t.r, d)) << "pages from " << first;
+  }
+}
+
+TEST(EncodeBatchTest, RefusesDescriptorsOutsideTheRegions) {
+  auto enc = CpuEncoder(1);
+  ASSERT_TRUE(enc);
+  TestRegions t(2, 16, 20);
+  const std::uint64_t slot = SlotBytes(16), staging = 20 * kPageSize;
+  const hzram_batch_desc bad[] = {
+      {1, 0, HZRAM_OP_COMPRESS, 0, 0, 0},                          // no page
+      {1, 17, HZRAM_OP_COMPRESS, 0, 0, 0},                         // more than batch_pages
+      {1, 16, HZRAM_OP_COMPRESS, 0, staging - 15 * kPageSize, 0},  // past the staging arena
+      {1, 1, HZRAM_OP_COMPRESS, 0, staging + kPageSize, 0},        // starts past it
+      {1, 1, HZRAM_OP_COMPRESS, 0, ~0ull - 100, 0},                // wraps around
+      {1, 1, HZRAM_OP_COMPRESS, 0, 0, slot + 8},                   // slot past the arena
+      {1, 1, HZRAM_OP_COMPRESS, 0, 0, 2 * slot},                   // starts at its end
+      {1, 1, HZRAM_OP_COMPRESS, 0, 0, ~0ull - 100},                // wraps around
+      {1, 1, HZRAM_OP_COMPRESS, 0, 0, 4},                          // records misaligned
+  };
+  const std::vector<std::uint8_t> before = t.rw;
+  for (const auto& d : bad) {
+    t.desc(1) = d;
+    hzram_batch_desc got;
+    EXPECT_EQ(-EINVAL, EncodeBatch(*enc, t.r, 1, &got))
+        << d.nr_pages << " pages at " << d.staging_offset << ", slot " << d.output_offset;
+    EXPECT_TRUE(t.rw == before);
+  }
+  // The last page of staging and the last slot are in bounds.
+  t.desc(1) = {1, 16, HZRAM_OP_COMPRESS, 0, staging - 16 * kPageSize, slot};
+  hzram_batch_desc got;
+  EXPECT_EQ(0, EncodeBatch(*enc, t.r, 1, &got));
+}
+
+class FailingEncoder final : public BatchEncoder {
+ public:
+  int Encode(const hzram::PageList&, std::span<hzram_page_record> records,
+             std::span<std::uint8_t>) override {
+    for (auto& r : records) r = {1, 2, 3, 4};  // garbage, as a failed device leaves
+    return -EIO;
+  }
+  std::string Describe() const override { return "failing"; }
+};
+
+TEST(EncodeBatchTest, UnknownOpsAndEncoderFailuresLeavePagesToTheKernel) {
+  auto enc = CpuEncoder(1);
+  ASSERT_TRUE(enc);
+  FailingEncoder failing;
+  TestRegions t(1, 8, 8);
+  for (int c = 0; c < 3; c++) {
+    t.SetBatch(0, 1, MixedPages(6, 3), 0, 0);
+    if (c == 0) t.desc(0).op = 2;
+    if (c == 1) t.desc(0).flags = 1;
+    std::fill(t.rw.begin(), t.rw.end(), 0xcc);
+    hzram_batch_desc d;
+    EXPECT_EQ(c == 2 ? -EIO : -EOPNOTSUPP, EncodeBatch(c == 2 ? failing : *enc, t.r, 0, &d)) << c;
+    const auto* rec = reinterpret_cast<const hzram_page_record*>(t.rw.data());
+    for (int i = 0; i < 6; i++) {
+      EXPECT_EQ(0, rec[i].kind) << c << " " << i;
+      EXPECT_EQ(0u, rec[i].value);
+      EXPECT_EQ(0u, rec[i].length);
+      EXPECT_EQ(0, rec[i].flags);
+    }
+    EXPECT_EQ(0xcc, t.rw[6 * sizeof(hzram_page_record)]);  // only nr_pages records
+  }
+}
+
+TEST(EncodeBatchTest, CheckGeometry) {
+  TestRegions t(4, 64, 256);
+  std::string why;
+  EXPECT_TRUE(CheckGeometry(t.r.info, &why)) << why;
+  auto bad = [&](const char* what, auto change) {
+    hzram_attach a = t.r.info;
+    change(a);
+    EXPECT_FALSE(CheckGeometry(a, &why)) << what;
+    EXPECT_NE(std::string::npos, why.find("nr_batches")) << why;
+  };
+  bad("no batch", [](hzram_attach& a) { a.nr_batches = 0; });
+  bad("too many batches", [](hzram_attach& a) { a.nr_batches = 65537; });
+  bad("no page", [](hzram_attach& a) { a.batch_pages = 0; });
+  bad("too many pages", [](hzram_attach& a) { a.batch_pages = kMaxBatchPages + 1; });
+  bad("ro offset", [](hzram_attach& a) { a.ro_offset = 100; });
+  bad("rw offset", [](hzram_attach& a) { a.rw_offset = 4097; });
+  bad("staging over descriptors", [](hzram_attach& a) { a.staging_offset = 64; });
+  bad("staging past the region", [](hzram_attach& a) { a.staging_offset = a.ro_size + 1; });
+  bad("no slot", [](hzram_attach& a) { a.rw_size = SlotBytes(a.batch_pages) - 1; });
+}
+
+TEST(MakeEncoderTest, Backends) {
+  std::string e;
+  auto cpu = MakeEncoder(Backend::kCpu, 2, &e);
+  ASSERT_TRUE(cpu) << e;
+  EXPECT_EQ(0u, cpu->Describe().find("cpu, 2 threads, ")) << cpu->Describe();
+  bool gpu = false;
+#ifdef HZRAM_HAVE_CUDA
+  std::string why;
+  gpu = hzram::GpuAvailable(0, &why);
+#endif
+  auto automatic = MakeEncoder(Backend::kAuto, 1, &e);
+  ASSERT_TRUE(automatic) << e;
+  EXPECT_EQ(0u, automatic->Describe().find(gpu ? "hybrid, " : "cpu, 1 thread, "))
+      << automatic->Describe();
+  for (Backend b : {Backend::kGpu, Backend::kHybrid}) {
+    e.clear();
+    auto enc = MakeEncoder(b, 1, &e);
+    if (!gpu) {
+      EXPECT_FALSE(enc);
+      EXPECT_EQ(0u, e.find(std::string("--backend ") + BackendName(b) + ": ")) << e;
+      continue;
+    }
+    // Where a GPU is usable: its batches in the same layout.
+    ASSERT_TRUE(enc) << e;
+    TestRegions t(1, 512, 512);
+    t.SetBatch(0, 1, MixedPages(512, 4), 0, 0);
+    hzram_batch_desc d;
+    ASSERT_EQ(0, EncodeBatch(*enc, t.r, 0, &d)) << enc->Describe();
+    EXPECT_EQ(0, CheckSlot(t.r, d)) << enc->Describe();
+  }
+}
+
+// ---------------------------------------------------------------------
+// The serving loop against a fake kernel queue.
+
+std::vector<std::pair<LogLevel, std::string>> g_log;
+
+void CaptureLog(LogLevel level, const char* line) { g_log.emplace_back(level, line); }
+
+bool Logged(LogLevel level, const std::string& part) {
+  for (const auto& [l, s] : g_log)
+    if (l == level && s.find(part) != std::string::npos) return true;
+  return false;
+}
+
+std::string LogText() {
+  std::string s;
+  for (const auto& [l, line] : g_log) s += std::to_string(static_cast<int>(l)) + " " + line + "\n";
+  return s;
+}
+
+// A kernel queue in the test's hands. Each Wait() returns the answers to
+// the commits queued so far, then the test's next step of completions; a
+// FETCH step's batch is written (descriptor and fresh pages) when it is
+// delivered. Everything the loop does is logged: "F" a FETCH queued, "C<b>"
+// a COMMIT of batch b, "S" a submission. Each commit is checked against
+// its batch (seq, and the slot against the pages).
+class FakeIo final : public DeviceIo {
+ public:
+  struct Step {
+    Completion c;
+    std::uint32_t pages = 0;  // a FETCH of a batch: how many pages it holds
+  };
+  static Step Fetch(std::uint32_t batch, std::uint32_t pages) {
+    return {{Completion::kFetch, 0, static_cast<int>(batch)}, pages};
+  }
+  static Step FetchError(int err) { return {{Completion::kFetch, 0, err}, 0}; }
+  static Step Stop() { return {{Completion::kStop, 0, 1}, 0}; }
+
+  explicit FakeIo(std::uint32_t nr_batches = 4, std::uint32_t batch_pages = 32)
+      : t_(nr_batches, batch_pages, std::size_t{nr_batches} * batch_pages) {}
+
+  std::deque<std::vector<Step>> script;
+  std::deque<int> commit_results;  // answers to the commits in turn; then 0
+  bool answer_commits = true;
+  std::vector<std::string> log;
+  std::vector<int> timeouts;  // of each Wait()
+  int bad_commits = 0;
+  std::uint64_t seq = 1000;
+
+  std::string Trace() const {
+    std::string s;
+    for (const auto& x : log) s += x + " ";
+    return s;
+  }
+  std::size_t Count(const std::string& what) const {
+    return std::count(log.begin(), log.end(), what);
+  }
+  hzram_batch_desc& desc(std::uint32_t b) { return t_.desc(b); }
+
+  unsigned device() const override { return 5; }
+  const Regions& regions() const override { return t_.r; }
+  int QueueFetch() override {
+    log.push_back("F");
+    return 0;
+  }
+  int QueueCommit(std::uint32_t batch, std::uint64_t s) override {
+    log.push_back("C" + std::to_string(batch));
+    if (batch >= t_.r.info.nr_batches || s != t_.desc(batch).seq ||
+        CheckSlot(t_.r, t_.desc(batch), /*not_encoded_ok=*/true))
+      bad_commits++;
+    int res = 0;
+    if (!commit_results.empty()) res = commit_results.front(), commit_results.pop_front();
+    if (answer_commits) answers_.push_back({Completion::kCommit, batch, res});
+    return 0;
+  }
+  int Submit() override {
+    log.push_back("S");
+    return 0;
+  }
+  int Wait(std::span<Completion> out, int timeout_ms) override {
+    timeouts.push_back(timeout_ms);
+    std::size_t n = 0;
+    for (; n < answers_.size() && n < out.size(); n++) out[n] = answers_[n];
+    answers_.erase(answers_.begin(), answers_.begin() + static_cast<long>(n));
+    if (!script.empty()) {
+      for (const Step& s : script.front()) {
+        if (s.c.kind == Completion::kFetch && s.c.res >= 0 && s.pages) {
+          const auto b = static_cast<std::uint32_t>(s.c.res);
+          seq++;
+          t_.SetBatch(b, seq, MixedPages(s.pages, seq), std::size_t{b} * t_.r.info.batch_pages, b);
+        }
+        out[n++] = s.c;
+      }
+      script.pop_front();
+    }
+    if (n == 0 && timeout_ms < 0) return -EDEADLK;  // the loop would wait forever
+    return static_cast<int>(n);
+  }
+
+ private:
+  TestRegions t_;
+  std::vector<Completion> answers_;
+};
+
+class ServeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    g_log.clear();
+    SetLogSink(CaptureLog);
+    SetLogLevel(LogLevel::kDebug);
+    encoder_ = CpuEncoder(2);
+    ASSERT_TRUE(encoder_);
+  }
+  void TearDown() override {
+    SetLogSink(nullptr);
+    SetLogLevel(LogLevel::kInfo);
+  }
+  int Serve(FakeIo& io, int drain_ms = kDrainTimeoutMs) {
+    return hzramd::Serve(io, *encoder_, &stats_, drain_ms);
+  }
+  std::unique_ptr<BatchEncoder> encoder_;
+  ServeStats stats_;
+};
+
+TEST_F(ServeTest, EncodesCommitsAndFetchesAgainInOrder) {
+  FakeIo io(4, 32);
+  io.script = {{FakeIo::Fetch(2, 32), FakeIo::Fetch(0, 7)},
+               {FakeIo::Fetch(1, 1)},
+               {FakeIo::Fetch(2, 20)},
+               {FakeIo::FetchError(-ECANCELED)}};
+  EXPECT_EQ(0, Serve(io)) << LogText();
+  // One FETCH per batch at start; then per batch handed over: its COMMIT
+  // and a new FETCH, submitted together before the next batch is encoded.
+  EXPECT_EQ("F F F F S C2 F S C0 F S C1 F S C2 F S ", io.Trace());
+  EXPECT_EQ(0, io.bad_commits);
+  EXPECT_EQ(4u, stats_.batches.load());
+  EXPECT_EQ(60u, stats_.pages.load());
+  EXPECT_GT(stats_.stored_bytes.load(), 0u);
+  EXPECT_LT(stats_.stored_bytes.load(), 60 * kPageSize);
+  EXPECT_TRUE(Logged(LogLevel::kInfo, "hzram5: detached by the kernel")) << LogText();
+  for (int t : io.timeouts) EXPECT_EQ(-1, t);
+}
+
+TEST_F(ServeTest, DeviceGoneEndsTheLoop) {
+  FakeIo io(2, 8);
+  io.script = {{FakeIo::Fetch(0, 8), FakeIo::FetchError(-ENODEV), FakeIo::Fetch(1, 8)}};
+  EXPECT_EQ(0, Serve(io)) << LogText();
+  EXPECT_EQ("F F S C0 F S ", io.Trace());  // batch 1, after the error, is left to the kernel
+  EXPECT_TRUE(Logged(LogLevel::kInfo, "hzram5: the device went away")) << LogText();
+}
+
+TEST_F(ServeTest, StaleCommitIsLoggedAtDebugLevelAndServingGoesOn) {
+  FakeIo io(2, 8);
+  io.commit_results = {-ESTALE, 0};
+  io.script = {{FakeIo::Fetch(0, 8)}, {FakeIo::Fetch(1, 8)}, {FakeIo::FetchError(-ECANCELED)}};
+  EXPECT_EQ(0, Serve(io)) << LogText();
+  EXPECT_EQ("F F S C0 F S C1 F S ", io.Trace());
+  EXPECT_EQ(1u, stats_.stale.load());
+  EXPECT_EQ(0u, stats_.commit_errors.load());
+  EXPECT_TRUE(Logged(LogLevel::kDebug, "hzram5: batch 0: the kernel took it back")) << LogText();
+  for (const auto& [l, s] : g_log) EXPECT_NE(LogLevel::kWarn, l) << s;
+}
+
+TEST_F(ServeTest, OtherCommitErrorsAreWarnedOnce) {
+  FakeIo io(2, 8);
+  io.commit_results = {-EINVAL, -EINVAL};
+  io.script = {{FakeIo::Fetch(0, 8)}, {FakeIo::Fetch(1, 8)}, {FakeIo::FetchError(-ECANCELED)}};
+  EXPECT_EQ(0, Serve(io)) << LogText();
+  EXPECT_EQ(2u, stats_.commit_errors.load());
+  EXPECT_TRUE(Logged(LogLevel::kWarn, "hzram5: batch 0: COMMIT failed: Invalid argument"))
+      << LogText();
+  EXPECT_TRUE(Logged(LogLevel::kDebug, "hzram5: batch 1: COMMIT failed")) << LogText();
+}
+
+TEST_F(ServeTest, StopCommitsTheBatchesInHand) {
+  FakeIo io(4, 16);
+  // Batch 0 before the stop, 1 after it in the same wake-up, 3 handed over
+  // while the loop drains: all three encoded and committed; FETCH queued
+  // again for batch 0 only.
+  io.script = {{FakeIo::Fetch(0, 16), FakeIo::Stop(), FakeIo::Fetch(1, 5)}, {FakeIo::Fetch(3, 9)}};
+  EXPECT_EQ(0, Serve(io)) << LogText();
+  EXPECT_EQ("F F F F S C0 F S C1 S C3 S ", io.Trace());
+  EXPECT_EQ(0, io.bad_commits);
+  EXPECT_EQ(3u, stats_.batches.load());
+  EXPECT_TRUE(Logged(LogLevel::kInfo, "hzram5: stopping: committing the batches in hand"))
+      << LogText();
+  // It waited without limit until the stop; then for the answers, with
+  // the drain's limit; then only looked.
+  ASSERT_GE(io.timeouts.size(), 3u);
+  EXPECT_EQ(-1, io.timeouts[0]);
+  EXPECT_EQ(kDrainTimeoutMs, io.timeouts[1]);
+  EXPECT_EQ(0, io.timeouts.back());
+}
+
+TEST_F(ServeTest, StopWithNothingInHandEndsAtOnce) {
+  FakeIo io(2, 8);
+  io.script = {{FakeIo::Stop()}};
+  EXPECT_EQ(0, Serve(io)) << LogText();
+  EXPECT_EQ("F F S ", io.Trace());
+  EXPECT_EQ((std::vector<int>{-1, 0}), io.timeouts);
+}
+
+TEST_F(ServeTest, DrainGivesUpOnCommitsNeverAnswered) {
+  FakeIo io(2, 8);
+  io.answer_commits = false;
+  io.script = {{FakeIo::Fetch(1, 8), FakeIo::Stop()}};
+  EXPECT_EQ(0, Serve(io, 30)) << LogText();
+  EXPECT_EQ("F F S C1 F S ", io.Trace());  // batch 1 came before the stop
+  EXPECT_TRUE(Logged(LogLevel::kWarn, "hzram5: 1 commits not answered in 30 ms")) << LogText();
+}
+
+TEST_F(ServeTest, FetchErrors) {
+  {
+    FakeIo io(2, 8);  // interrupted: asked again
+    io.script = {{FakeIo::FetchError(-EINTR)},
+                 {FakeIo::FetchError(-EAGAIN)},
+                 {FakeIo::Fetch(0, 3)},
+                 {FakeIo::FetchError(-ECANCELED)}};
+    EXPECT_EQ(0, Serve(io)) << LogText();
+    EXPECT_EQ("F F S F S F S C0 F S ", io.Trace());
+  }
+  {
+    FakeIo io(2, 8);  // anything else: the loop fails
+    io.script = {{FakeIo::Fetch(0, 3)}, {FakeIo::FetchError(-EIO)}};
+    EXPECT_EQ(-EIO, Serve(io)) << LogText();
+    EXPECT_EQ("F F S C0 F S ", io.Trace());
+    EXPECT_TRUE(Logged(LogLevel::kError, "hzram5: FETCH: Input/output error")) << LogText();
+  }
+}
+
+TEST_F(ServeTest, BadBatchesAreNotCommitted) {
+  FakeIo io(2, 8);
+  io.script = {{FakeIo::Fetch(2, 0)}, {FakeIo::Fetch(0, 4)}, {FakeIo::FetchError(-ECANCELED)}};
+  // Batch 2 does not exist; batch 0's descriptor is broken once written.
+  io.script[1][0].pages = 0;
+  io.desc(0) = {77, 4, HZRAM_OP_COMPRESS, 0, 0, 1 << 30};
+  EXPECT_EQ(0, Serve(io)) << LogText();
+  EXPECT_EQ("F F S F S F S ", io.Trace());
+  EXPECT_TRUE(Logged(LogLevel::kWarn, "FETCH handed over batch 2 of 2: ignored")) << LogText();
+  EXPECT_TRUE(Logged(LogLevel::kWarn, "batch 0: descriptor outside the regions")) << LogText();
+}
+
+TEST_F(ServeTest, EncoderFailureCommitsThePagesAsNotEncoded) {
+  FailingEncoder failing;
+  FakeIo io(2, 8);
+  io.script = {{FakeIo::Fetch(0, 8)}, {FakeIo::Fetch(1, 8)}, {FakeIo::FetchError(-ECANCELED)}};
+  EXPECT_EQ(0, hzramd::Serve(io, failing, &stats_)) << LogText();
+  EXPECT_EQ("F F S C0 F S C1 F S ", io.Trace());
+  EXPECT_EQ(0, io.bad_commits);  // kind 0 records are checked as not encoded
+  EXPECT_EQ(2u, stats_.not_encoded.load());
+  EXPECT_EQ(0u, stats_.batches.load());
+  EXPECT_TRUE(Logged(LogLevel::kWarn, "batch 0: not encoded (Input/output error)")) << LogText();
+  EXPECT_TRUE(Logged(LogLevel::kDebug, "batch 1: not encoded")) << LogText();
+}
+
+// ---------------------------------------------------------------------
+// The io_uring layer, on a file that has no commands (a memfd): every
+// command comes back with -EOPNOTSUPP, through the same SQEs and
+// completions.
+
+TEST(KernelIoTest, CommandsReachTheFileAndStopIsPolled) {
+  const int fd = memfd_create("hzramd-test", MFD_CLOEXEC);
+  const int stop = eventfd(0, EFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_GE(stop, 0);
+  TestRegions t(2, 4, 8);
+  int err = 0;
+  auto io = KernelIo::ForFile(fd, t.r, 9, stop, &err);
+  if (!io && (err == -ENOSYS || err == -EPERM))
+    GTEST_SKIP() << "no io_uring here: " << std::strerror(-err);
+  ASSERT_TRUE(io) << std::strerror(-err);
+  EXPECT_EQ(9u, io->device());
+  ASSERT_EQ(0, io->QueueFetch());
+  ASSERT_EQ(0, io->QueueCommit(1, 99));
+  ASSERT_EQ(0, io->Submit());
+  Completion c[8];
+  std::vector<Completion> got;
+  while (got.size() < 2) {
+    const int n = io->Wait(c, 1000);
+    ASSERT_GT(n, 0);
+    got.insert(got.end(), c, c + n);
+  }
+  std::sort(got.begin(), got.end(), [](auto& a, auto& b) { return a.kind < b.kind; });
+  EXPECT_EQ(Completion::kFetch, got[0].kind);
+  EXPECT_EQ(-EOPNOTSUPP, got[0].res);
+  EXPECT_EQ(Completion::kCommit, got[1].kind);
+  EXPECT_EQ(1u, got[1].batch);
+  EXPECT_EQ(-EOPNOTSUPP, got[1].res);
+  EXPECT_EQ(0, io->Wait(c, 0));
+  EXPECT_EQ(0, io->Wait(c, 20));
+  const std::uint64_t one = 1;
+  ASSERT_EQ(8, write(stop, &one, 8));
+  ASSERT_EQ(1, io->Wait(c, -1));
+  EXPECT_EQ(Completion::kStop, c[0].kind);
+  EXPECT_TRUE(c[0].res & POLLIN);
+  io.reset();
+  close(stop);
+  close(fd);
+}
+
+TEST(KernelIoTest, ServeFailsWhenTheFileRefusesFetch) {
+  const int fd = memfd_create("hzramd-test", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  TestRegions t(3, 4, 12);
+  int err = 0;
+  auto io = KernelIo::ForFile(fd, t.r, 0, -1, &err);
+  if (!io && (err == -ENOSYS || err == -EPERM))
+    GTEST_SKIP() << "no io_uring here: " << std::strerror(-err);
+  ASSERT_TRUE(io);
+  auto enc = CpuEncoder(1);
+  ServeStats st;
+  SetLogSink(CaptureLog);
+  EXPECT_EQ(-EOPNOTSUPP, Serve(*io, *enc, &st));
+  SetLogSink(nullptr);
+  io.reset();
+  close(fd);
+}
+
+// ---------------------------------------------------------------------
+// Attaching.
+
+TEST(AttachTest, ErrorMessages) {
+  using F = AttachFailure;
+  const std::pair<F, const char*> cases[] = {
+      {{F::kOpen, ENOENT, ""},
+       "hzram module not loaded (/dev/hzram-control: No such file or directory)"},
+      {{F::kOpen, EACCES, ""},
+       "device 4: needs CAP_SYS_ADMIN (/dev/hzram-control: Permission denied)"},
+      {{F::kOpen, EMFILE, ""}, "device 4: /dev/hzram-control: Too many open files"},
+      {{F::kAttach, ENODEV, ""}, "device 4 does not exist (no /dev/hzram4)"},
+      {{F::kAttach, ENOENT, ""}, "device 4 does not exist (no /dev/hzram4)"},
+      {{F::kAttach, EOPNOTSUPP, ""}, "device 4 does not use lz4"},
+      {{F::kAttach, EPROTO, ""},
+       "device 4: the module speaks another version of the helper protocol than hzramd (1)"},
+      {{F::kAttach, ENXIO, ""}, "device 4: attach failed: No such device or address"},
+      {{F::kAttach, EPERM, ""}, "device 4: needs CAP_SYS_ADMIN (attach: Operation not permitted)"},
+      {{F::kAttach, EACCES, ""}, "device 4: needs CAP_SYS_ADMIN (attach: Permission denied)"},
+      {{F::kAttach, EBUSY, ""}, "another helper serves device 4"},
+      {{F::kAttach, ENOTTY, ""}, "device 4: this hzram module has no helper interface"},
+      {{F::kAttach, EINVAL, ""}, "device 4: attach failed: Invalid argument"},
+      {{F::kFeatures, 0, "0"},
+       "device 4: the module does not let helpers compress (features granted: 0)"},
+      {{F::kGeometry, 0, "batch_pages is not 1..4096"},
+       "device 4: the module's attach reply is not usable: batch_pages"},
+      {{F::kMap, ENOMEM, "output arena"},
+       "device 4: cannot map the output arena: Cannot allocate memory"},
+      {{F::kRing, ENOSYS, ""}, "device 4: cannot set up io_uring: Function not implemented"},
+  };
+  for (const auto& [f, message] : cases) {
+    const std::string m = AttachErrorMessage(4, f);
+    EXPECT_EQ(0u, m.find(message)) << m;
+  }
+}
+
+TEST(AttachTest, WithoutTheModule) {
+  if (access(HZRAM_CONTROL_PATH, F_OK) == 0) GTEST_SKIP() << "the module is loaded here";
+  AttachFailure f;
+  EXPECT_FALSE(KernelIo::Attach(0, -1, &f));
+  EXPECT_EQ(AttachFailure::kOpen, f.step);
+  EXPECT_EQ(ENOENT, f.err);
+  EXPECT_EQ(0u, AttachErrorMessage(0, f).find("hzram module not loaded"));
+}
+
+// ---------------------------------------------------------------------
+// The daemon around fake devices, each run in a child process (it blocks
+// signals, takes the process's OOM score and I/O flusher flag).
+
+// A device for RunDaemon(): batches of the same pages without end, until
+// the stop fd is readable. After @kill_after commits it sends SIGTERM to
+// its own process, as an administrator would; with @end_with, the FETCH
+// after the first commit ends with that errno instead. On destruction it
+// says on stderr how many commits came and how many were wrong.
+class EndlessIo final : public DeviceIo {
+ public:
+  EndlessIo(unsigned device, int stop_fd, int kill_after, int end_with = 0)
+      : device_(device),
+        stop_fd_(stop_fd),
+        kill_after_(kill_after),
+        end_with_(end_with),
+        t_(4, 16, 64) {
+    for (std::uint32_t b = 0; b < 4; b++) {
+      t_.SetBatch(b, 0, MixedPages(16, b + 1), b * 16, b);
+      free_.push_back(b);
+    }
+  }
+  ~EndlessIo() override {
+    std::fprintf(stderr, "fake hzram%u: %d commits, %d wrong\n", device_, commits_, wrong_);
+  }
+  unsigned device() const override { return device_; }
+  const Regions& regions() const override { return t_.r; }
+  int QueueFetch() override {
+    fetches_++;
+    return 0;
+  }
+  int QueueCommit(std::uint32_t b, std::uint64_t seq) override {
+    wrong_ += seq != t_.desc(b).seq || CheckSlot(t_.r, t_.desc(b)) != 0;
+    answers_.push_back({Completion::kCommit, b, 0});
+    free_.push_back(b);
+    if (++commits_ == kill_after_) kill(getpid(), SIGTERM);
+    return 0;
+  }
+  int Submit() override { return 0; }
+  int Wait(std::span<Completion> out, int timeout_ms) override {
+    for (;;) {
+      std::size_t n = 0;
+      for (; n < answers_.size(); n++) out[n] = answers_[n];
+      answers_.clear();
+      pollfd p{stop_fd_, POLLIN, 0};
+      if (!stopped_ && poll(&p, 1, 0) == 1) {
+        out[n++] = {Completion::kStop, 0, POLLIN};
+        stopped_ = true;
+      }
+      while (!stopped_ && fetches_ && !free_.empty() && n < out.size()) {
+        fetches_--;
+        if (end_with_ && commits_) {
+          out[n++] = {Completion::kFetch, 0, end_with_};
+          continue;
+        }
+        const std::uint32_t b = free_.front();
+        free_.erase(free_.begin());
+        t_.desc(b).seq = ++seq_;
+        out[n++] = {Completion::kFetch, 0, static_cast<int>(b)};
+      }
+      if (n || timeout_ms == 0) return static_cast<int>(n);
+      if (poll(&p, 1, timeout_ms) == 0) return 0;
+    }
+  }
+
+ private:
+  unsigned device_;
+  int stop_fd_, kill_after_, end_with_;
+  TestRegions t_;
+  std::vector<std::uint32_t> free_;
+  std::vector<Completion> answers_;
+  std::size_t fetches_ = 0;
+  std::uint64_t seq_ = 0;
+  int commits_ = 0, wrong_ = 0;
+  bool stopped_ = false;
+};
+
+Options DaemonOptions(std::vector<unsigned> devices) {
+  Options o;
+  o.devices = std::move(devices);
+  o.threads = 2;
+  o.backend = Backend::kCpu;
+  o.mlock = false;
+  return o;
+}
+
+// A socket in place of systemd's, for sd_notify().
+class NotifySocket {
+ public:
+  NotifySocket() {
+    path_ = "/tmp/hzramd-test-notify-" + std::to_string(getpid());
+    unlink(path_.c_str());
+    fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::snprintf(a.sun_path, sizeof(a.sun_path), "%s", path_.c_str());
+    EXPECT_EQ(0, bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)));
+    setenv("NOTIFY_SOCKET", path_.c_str(), 1);
+  }
+  ~NotifySocket() {
+    unsetenv("NOTIFY_SOCKET");
+    close(fd_);
+    unlink(path_.c_str());
+  }
+  // Every message received, one after another.
+  std::string Messages() {
+    std::string s;
+    char buf[4096];
+    ssize_t n;
+    while ((n = recv(fd_, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+      s.append(buf, static_cast<std::size_t>(n)) += '\n';
+    return s;
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+TEST(DaemonDeathTest, SigtermCommitsTheBatchesInHandAndExitsZero) {
+  NotifySocket notify;
+  const Attacher attach = [](unsigned device, int stop_fd,
+                             AttachFailure*) -> std::unique_ptr<DeviceIo> {
+    return std::make_unique<EndlessIo>(device, stop_fd, device == 0 ? 20 : -1);
+  };
+  EXPECT_EXIT(std::exit(RunDaemon(DaemonOptions({0, 7}), attach)), ::testing::ExitedWithCode(0),
+              "encoder: cpu, 2 threads.*hzram0: attached: 4 batches of up to 16 pages.*"
+              "Terminated: stopping.*hzram7: stopping: committing the batches in hand.*"
+              "hzram0: [0-9]+ batches, [0-9]+ pages.*fake hzram0: [0-9]+ commits, 0 wrong.*"
+              "fake hzram7: [0-9]+ commits, 0 wrong");
+  const std::string m = notify.Messages();
+  EXPECT_NE(std::string::npos, m.find("READY=1\nSTATUS=serving hzram0, hzram7 (cpu, 2 threads"))
+      << m;
+  EXPECT_NE(std::string::npos, m.find("STOPPING=1")) << m;
+}
+
+TEST(DaemonDeathTest, ExitsZeroWhenEveryDeviceDetaches) {
+  const Attacher attach = [](unsigned device, int stop_fd,
+                             AttachFailure*) -> std::unique_ptr<DeviceIo> {
+    return std::make_unique<EndlessIo>(device, stop_fd, -1, -ECANCELED);
+  };
+  EXPECT_EXIT(std::exit(RunDaemon(DaemonOptions({1, 2}), attach)), ::testing::ExitedWithCode(0),
+              "hzram[12]: detached by the kernel.*hzram[12]: detached by the kernel");
+}
+
+TEST(DaemonDeathTest, AFailedQueueStopsTheOthersAndExitsOne) {
+  const Attacher attach = [](unsigned device, int stop_fd,
+                             AttachFailure*) -> std::unique_ptr<DeviceIo> {
+    return std::make_unique<EndlessIo>(device, stop_fd, -1, device == 1 ? -EIO : 0);
+  };
+  EXPECT_EXIT(std::exit(RunDaemon(DaemonOptions({0, 1}), attach)), ::testing::ExitedWithCode(1),
+              "hzram1: FETCH: Input/output error.*a device's queue failed: stopping.*"
+              "fake hzram0: [0-9]+ commits, 0 wrong");
+}
+
+TEST(DaemonDeathTest, AttachFailuresExitOneNamingTheDevice) {
+  const std::pair<AttachFailure, const char*> cases[] = {
+      {{AttachFailure::kOpen, ENOENT, ""}, "hzramd: hzram module not loaded"},
+      {{AttachFailure::kAttach, EBUSY, ""}, "hzramd: another helper serves device 3"},
+      {{AttachFailure::kAttach, EOPNOTSUPP, ""}, "hzramd: device 3 does not use lz4"},
+  };
+  for (const auto& [failure, message] : cases) {
+    const Attacher attach = [&](unsigned device, int stop_fd,
+                                AttachFailure* f) -> std::unique_ptr<DeviceIo> {
+      if (device == 3) {
+        *f = failure;
+        return nullptr;
+      }
+      return std::make_unique<EndlessIo>(device, stop_fd, -1);
+    };
+    EXPECT_EXIT(std::exit(RunDaemon(DaemonOptions({0, 3}), attach)), ::testing::ExitedWithCode(1),
+                std::string("hzram0: attached.*") + message + ".*fake hzram0: 0 commits");
+  }
+}
+
+TEST(DaemonDeathTest, BackendErrorsExitOne) {
+  bool gpu = false;
+#ifdef HZRAM_HAVE_CUDA
+  std::string why;
+  gpu = hzram::GpuAvailable(0, &why);
+#endif
+  if (gpu) GTEST_SKIP() << "a GPU is usable here";
+  const Attacher attach = [](unsigned device, int stop_fd,
+                             AttachFailure*) -> std::unique_ptr<DeviceIo> {
+    return std::make_unique<EndlessIo>(device, stop_fd, -1);
+  };
+  Options o = DaemonOptions({0});
+  o.backend = Backend::kGpu;
+  EXPECT_EXIT(std::exit(RunDaemon(o, attach)), ::testing::ExitedWithCode(1),
+              "hzramd: --backend gpu: ");
+}
+
+TEST(DaemonDeathTest, LockedMemory) {
+  const Attacher attach = [](unsigned device, int stop_fd,
+                             AttachFailure*) -> std::unique_ptr<DeviceIo> {
+    return std::make_unique<EndlessIo>(device, stop_fd, 10);
+  };
+  Options o = DaemonOptions({0});
+  o.mlock = true;
+  if (geteuid() == 0) {
+    // Root may lock memory: the daemon runs with it locked.
+    EXPECT_EXIT(std::exit(RunDaemon(o, attach)), ::testing::ExitedWithCode(0),
+                "fake hzram0: [0-9]+ commits, 0 wrong");
+  } else {
+    // Without the privilege and with no locked memory allowed, it fails.
+    const rlimit none{0, 0};
+    EXPECT_EXIT((setrlimit(RLIMIT_MEMLOCK, &none), std::exit(RunDaemon(o, attach))),
+                ::testing::ExitedWithCode(1), "hzramd: mlockall: .*--no-mlock runs without");
+  }
+}
+
+// ---------------------------------------------------------------------
+// The in-memory device and --bench.
+
+std::string WritePages(const std::vector<Page>& pages, std::size_t extra_bytes = 0) {
+  const std::string path = ::testing::TempDir() + "hzramd-pages-" + std::to_string(getpid());
+  std::ofstream f(path, std::ios::binary);
+  for (const auto& p : pages) f.write(reinterpret_cast<const char*>(p.data()), kPageSize);
+  f.write(std::string(extra_bytes, 'x').data(), static_cast<std::streamsize>(extra_bytes));
+  return path;
+}
+
+TEST(LoopbackTest, ServesEveryPageInBatchesThroughItsSlots) {
+  const auto pages = MixedPages(300, 9);
+  const std::string path = WritePages(pages, 100);  // a partial page at the end: left out
+  std::string e;
+  auto io = LoopbackIo::FromFile(path, 64, 3, &e);
+  unlink(path.c_str());
+  ASSERT_TRUE(io) << e;
+  ASSERT_EQ(300u, io->pages());
+  for (std::size_t i = 0; i < 300; i++)
+    ASSERT_EQ(0, std::memcmp(io->page(i), pages[i].data(), kPageSize));
+  auto enc = CpuEncoder(2);
+  io->set_verify(true);
+  for (int pass = 0; pass < 2; pass++) {
+    ServeStats st;
+    io->Rewind();
+    EXPECT_EQ(0, Serve(*io, *enc, &st));
+    EXPECT_EQ(5u, st.batches.load());  // 4 of 64 pages, then 44
+    EXPECT_EQ(300u, st.pages.load());
+    EXPECT_EQ(0u, st.commit_errors.load());
+  }
+  EXPECT_EQ(600u, io->committed_pages());
+  EXPECT_EQ(0u, io->bad_pages());
+}
+
+// Flips a byte of each batch's first LZ4 block: the check must see it.
+class CorruptingEncoder final : public BatchEncoder {
+ public:
+  explicit CorruptingEncoder(BatchEncoder& inner) : inner_(inner) {}
+  int Encode(const hzram::PageList& pages, std::span<hzram_page_record> records,
+             std::span<std::uint8_t> data) override {
+    const int ret = inner_.Encode(pages, records, data);
+    for (const auto& r : records)
+      if (r.kind == HZRAM_PAGE_LZ4) {
+        data[r.value + r.length / 2] ^= 0x40;
+        break;
+      }
+    return ret;
+  }
+  std::string Describe() const override { return "corrupting"; }
+
+ private:
+  BatchEncoder& inner_;
+};
+
+TEST(LoopbackTest, ItsCheckSeesWrongRecords) {
+  std::vector<Page> pages;
+  for (int i = 0; i < 40; i++) pages.push_back(TextPage(i));
+  std::vector<std::uint8_t> flat;
+  for (const auto& p : pages) flat.insert(flat.end(), p.begin(), p.end());
+  auto io = LoopbackIo::FromPages(flat.data(), pages.size(), 8, 2);
+  ASSERT_TRUE(io);
+  auto enc = CpuEncoder(1);
+  CorruptingEncoder bad(*enc);
+  io->set_verify(true);
+  ServeStats st;
+  SetLogSink(CaptureLog);
+  EXPECT_EQ(0, Serve(*io, bad, &st));
+  SetLogSink(nullptr);
+  EXPECT_EQ(5u, io->bad_pages());  // one per batch
+  EXPECT_EQ(5u, st.commit_errors.load());
+}
+
+TEST(LoopbackTest, FileErrors) {
+  std::string e;
+  EXPECT_FALSE(LoopbackIo::FromFile("/nonexistent/pages", 64, 4, &e));
+  EXPECT_EQ("/nonexistent/pages: No such file or directory", e);
+  const std::string path = WritePages({}, 4095);
+  EXPECT_FALSE(LoopbackIo::FromFile(path, 64, 4, &e));
+  EXPECT_NE(std::string::npos, e.find("holds no 4 KiB page")) << e;
+  unlink(path.c_str());
+}
+
+TEST(BenchTest, PrintsAndWritesItsFigures) {
+  const std::string path = WritePages(MixedPages(200, 11));
+  Options o;
+  o.bench = path;
+  o.batch_pages = 32;
+  o.seconds = 0.01;
+  o.threads = 2;
+  o.backend = Backend::kCpu;
+  o.json = path + ".json";
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(0, RunBench(o));
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(std::string::npos, out.find("hzramd --bench: 200 pages (0.8 MiB) of " + path)) << out;
+  EXPECT_NE(std::string::npos, out.find("pipeline: cpu, 2 threads, ")) << out;
+  EXPECT_NE(std::string::npos, out.find("batches of 32 pages, 4 in flight")) << out;
+  EXPECT_NE(std::string::npos, out.find("liblz4, 1 thread")) << out;
+  EXPECT_NE(std::string::npos, out.find("hzramd pipeline")) << out;
+  std::ifstream j(o.json);
+  std::stringstream json;
+  json << j.rdbuf();
+  for (const char* key :
+       {"\"pages\": 200", "\"batch_pages\": 32", "\"batches_in_flight\": 4", "\"baseline\": {",
+        "LZ4_compress_default, 1 thread", "\"pipeline\": {", "\"speedup\": "})
+    EXPECT_NE(std::string::npos, json.str().find(key)) << key << "\n" << json.str();
+  unlink(o.json.c_str());
+  unlink(path.c_str());
+}
+
+TEST(BenchTest, TheBinaryOnTheCorpus) {
+  HZRAM_CORPUS_OR_SKIP(corpus);
+  const Ran r = RunHzramd(std::string("--bench ") + std::getenv("HZRAM_CORPUS") +
+                          " --seconds 0.01 --backend cpu --batch-pages 256");
+  EXPECT_EQ(0, r.status) << r.output;
+  EXPECT_NE(std::string::npos, r.output.find("hzramd pipeline")) << r.output;
+}
+
+}  // namespace
+}  // namespace hzramd

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "daemon.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "log.h"
+
+#ifndef PR_SET_IO_FLUSHER
+#define PR_SET_IO_FLUSHER 57
+#endif
+
+namespace hzramd {
+namespace {
+
+// Completions taken from the queue at a time.
+constexpr std::size_t kCompletions = 64;
+
+// How often the daemon's STATUS= line is updated, in milliseconds.
+constexpr int kStatusIntervalMs = 10000;
+
+// The batch handed over by a FETCH: encode it, queue its COMMIT.
+int HandleBatch(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, std::uint32_t batch,
+                std::uint64_t* commits) {
+  const Regions& r = io.regions();
+  const unsigned dev = io.device();
+  if (batch >= r.info.nr_batches) {
+    HZ_WARN("hzram%u: FETCH handed over batch %u of %u: ignored", dev, batch, r.info.nr_batches);
+    return 0;
+  }
+  hzram_batch_desc d;
+  const int ret = EncodeBatch(encoder, r, batch, &d);
+  if (ret == -EINVAL) {
+    HZ_WARN(
+        "hzram%u: batch %u: descriptor outside the regions (%u pages at staging %llu, slot at "
+        "%llu): not committed",
+        dev, batch, d.nr_pages, static_cast<unsigned long long>(d.staging_offset),
+        static_cast<unsigned long long>(d.output_offset));
+    return 0;
+  }
+  if (ret == 0) {
+    const auto* rec = reinterpret_cast<const hzram_page_record*>(r.rw + d.output_offset);
+    std::uint64_t bytes = 0;
+    for (std::uint32_t i = 0; i < d.nr_pages; i++) bytes += rec[i].length;
+    st->batches.fetch_add(1, std::memory_order_relaxed);
+    st->pages.fetch_add(d.nr_pages, std::memory_order_relaxed);
+    st->stored_bytes.fetch_add(bytes, std::memory_order_relaxed);
+    HZ_DEBUG("hzram%u: batch %u seq %llu: %u pages in %llu bytes", dev, batch,
+             static_cast<unsigned long long>(d.seq), d.nr_pages,
+             static_cast<unsigned long long>(bytes));
+  } else {
+    // The first time at warning level, then at debug: a backend that
+    // failed fails every batch.
+    const bool first = st->not_encoded.fetch_add(1, std::memory_order_relaxed) == 0;
+    Log(first ? LogLevel::kWarn : LogLevel::kDebug,
+        "hzram%u: batch %u: not encoded (%s): the kernel compresses it", dev, batch,
+        ret == -EOPNOTSUPP ? "an op this helper does not know" : std::strerror(-ret));
+  }
+  if (int e = io.QueueCommit(batch, d.seq)) return e;
+  ++*commits;
+  return 0;
+}
+
+}  // namespace
+
+int Serve(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, int drain_timeout_ms) {
+  const unsigned dev = io.device();
+  auto failed = [dev](const char* what, int err) {
+    HZ_ERR("hzram%u: %s: %s", dev, what, std::strerror(-err));
+    return err;
+  };
+  int ret;
+  for (std::uint32_t i = 0; i < io.regions().info.nr_batches; i++)
+    if ((ret = io.QueueFetch())) return failed("queuing FETCH", ret);
+  if ((ret = io.Submit())) return failed("submitting", ret);
+
+  bool stopping = false;
+  std::uint64_t commits = 0;  // queued and not yet answered
+  Completion c[kCompletions];
+  for (;;) {
+    // Stopping: take whatever is already there, then wait for the
+    // commits' answers, for a while.
+    const int n = io.Wait(c, stopping ? (commits ? drain_timeout_ms : 0) : -1);
+    if (n == -EINTR) continue;
+    if (n < 0) return failed("waiting for completions", n);
+    if (n == 0) {
+      if (!stopping) continue;
+      if (commits)
+        HZ_WARN("hzram%u: %llu commits not answered in %d ms", dev,
+                static_cast<unsigned long long>(commits), drain_timeout_ms);
+      return 0;
+    }
+    for (int i = 0; i < n; i++) {
+      const Completion& x = c[i];
+      switch (x.kind) {
+        case Completion::kStop:
+          if (!stopping) HZ_INFO("hzram%u: stopping: committing the batches in hand", dev);
+          stopping = true;
+          break;
+        case Completion::kCommit:
+          commits--;
+          if (x.res == -ESTALE) {
+            st->stale.fetch_add(1, std::memory_order_relaxed);
+            HZ_DEBUG("hzram%u: batch %u: the kernel took it back before the commit (ESTALE)", dev,
+                     x.batch);
+          } else if (x.res) {
+            const bool first = st->commit_errors.fetch_add(1, std::memory_order_relaxed) == 0;
+            Log(first ? LogLevel::kWarn : LogLevel::kDebug, "hzram%u: batch %u: COMMIT failed: %s",
+                dev, x.batch, std::strerror(-x.res));
+          }
+          break;
+        case Completion::kFetch:
+          if (x.res == -ECANCELED || x.res == -ENODEV) {
+            HZ_INFO("hzram%u: %s", dev,
+                    x.res == -ECANCELED ? "detached by the kernel" : "the device went away");
+            return 0;
+          }
+          if (x.res < 0 && x.res != -EINTR && x.res != -EAGAIN) return failed("FETCH", x.res);
+          if (x.res >= 0 &&
+              (ret = HandleBatch(io, encoder, st, static_cast<std::uint32_t>(x.res), &commits)))
+            return failed("queuing COMMIT", ret);
+          if (!stopping && (ret = io.QueueFetch())) return failed("queuing FETCH", ret);
+          // The commit goes now, not after the rest of the completions.
+          if ((ret = io.Submit())) return failed("submitting", ret);
+          break;
+      }
+    }
+  }
+}
+
+std::string AttachErrorMessage(unsigned device, const AttachFailure& f) {
+  const std::string dev = "device " + std::to_string(device);
+  const std::string why = std::strerror(f.err);
+  switch (f.step) {
+    case AttachFailure::kOpen:
+      if (f.err == ENOENT || f.err == ENODEV || f.err == ENXIO)
+        return "hzram module not loaded (" HZRAM_CONTROL_PATH ": " + why + ")";
+      if (f.err == EACCES || f.err == EPERM)
+        return dev + ": needs CAP_SYS_ADMIN (" HZRAM_CONTROL_PATH ": " + why + ")";
+      return dev + ": " HZRAM_CONTROL_PATH ": " + why;
+    case AttachFailure::kAttach:
+      switch (f.err) {
+        case ENODEV:
+        case ENOENT:
+          return dev + " does not exist (no /dev/" HZRAM_DEVICE_PREFIX + std::to_string(device) +
+                 ")";
+        case EOPNOTSUPP:
+          return dev + " does not use lz4 (the helper compresses lz4 devices only)";
+        case EPROTO:
+          return dev + ": the module speaks another version of the helper protocol than hzramd (" +
+                 std::to_string(HZRAM_UAPI_VERSION) + ")";
+        case EPERM:
+        case EACCES:
+          return dev + ": needs CAP_SYS_ADMIN (attach: " + why + ")";
+        case EBUSY:
+          return "another helper serves " + dev;
+        case ENOTTY:
+          return dev + ": this hzram module has no helper interface (attach: " + why + ")";
+      }
+      return dev + ": attach failed: " + why;
+    case AttachFailure::kFeatures:
+      return dev + ": the module does not let helpers compress (features granted: " + f.detail +
+             ")";
+    case AttachFailure::kGeometry:
+      return dev + ": the module's attach reply is not usable: " + f.detail;
+    case AttachFailure::kMap:
+      return dev + ": cannot map the " + f.detail + ": " + why;
+    case AttachFailure::kRing:
+      return dev + ": cannot set up io_uring: " + why;
+  }
+  return dev + ": " + why;
+}
+
+namespace {
+
+struct Served {
+  std::unique_ptr<DeviceIo> io;
+  ServeStats stats;
+  std::atomic<bool> done{false};
+  int result = 0;  // Serve()'s, once done
+  std::thread thread;
+};
+
+std::string StatusLine(const std::vector<std::unique_ptr<Served>>& served) {
+  std::string s;
+  char buf[160];
+  for (const auto& d : served) {
+    const std::uint64_t pages = d->stats.pages.load(), bytes = d->stats.stored_bytes.load();
+    std::snprintf(buf, sizeof(buf), "%shzram%u: %llu pages compressed, ratio %.2f, %llu stale",
+                  s.empty() ? "" : "; ", d->io->device(), static_cast<unsigned long long>(pages),
+                  bytes ? static_cast<double>(pages) * HZRAM_PAGE_SIZE / bytes : 0.0,
+                  static_cast<unsigned long long>(d->stats.stale.load()));
+    s += buf;
+  }
+  return s;
+}
+
+void StartUp(const Options& o) {
+  if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0))
+    HZ_WARN(
+        "prctl(PR_SET_IO_FLUSHER): %s (needs CAP_SYS_RESOURCE): memory reclaim may wait for "
+        "hzramd's own I/O",
+        std::strerror(errno));
+  const int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || write(fd, "-1000", 5) != 5)
+    HZ_WARN("/proc/self/oom_score_adj: %s (needs CAP_SYS_RESOURCE): the OOM killer may pick hzramd",
+            std::strerror(errno));
+  if (fd >= 0) close(fd);
+  if (!o.mlock) HZ_INFO("--no-mlock: memory not locked");
+}
+
+}  // namespace
+
+int RunDaemon(const Options& o, const Attacher& attach) {
+  SetLogLevel(o.log_level);
+  if (o.mlock) {
+    // Every thread's stack is locked whole: 1 MiB each rather than 8.
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 1 << 20);
+    pthread_setattr_default_np(&attr);
+    pthread_attr_destroy(&attr);
+    if (mlockall(MCL_CURRENT | MCL_FUTURE)) {
+      HZ_ERR(
+          "mlockall: %s (needs CAP_IPC_LOCK or a larger RLIMIT_MEMLOCK; --no-mlock runs without)",
+          std::strerror(errno));
+      return 1;
+    }
+  }
+  StartUp(o);
+
+  // SIGTERM and SIGINT are read from a signalfd by this thread; every
+  // thread started from here on has them blocked.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const int sig_fd = signalfd(-1, &signals, SFD_CLOEXEC);
+  const int stop_fd = eventfd(0, EFD_CLOEXEC);  // tells the device loops to stop
+  const int done_fd = eventfd(0, EFD_CLOEXEC);  // counts the loops that ended
+  struct Fds {
+    int fd[3];
+    ~Fds() {
+      for (int f : fd)
+        if (f >= 0) close(f);
+    }
+  } fds{{sig_fd, stop_fd, done_fd}};
+  if (sig_fd < 0 || stop_fd < 0 || done_fd < 0) {
+    HZ_ERR("signalfd, eventfd: %s", std::strerror(errno));
+    return 1;
+  }
+
+  std::string error;
+  auto encoder = MakeEncoder(o.backend, o.threads, &error);
+  if (!encoder) {
+    HZ_ERR("%s", error.c_str());
+    return 1;
+  }
+  HZ_INFO("encoder: %s", encoder->Describe().c_str());
+
+  std::vector<std::unique_ptr<Served>> served;
+  for (unsigned device : o.devices) {
+    AttachFailure f;
+    auto io = attach(device, stop_fd, &f);
+    if (!io) {
+      HZ_ERR("%s", AttachErrorMessage(device, f).c_str());
+      return 1;
+    }
+    const hzram_attach& a = io->regions().info;
+    HZ_INFO("hzram%u: attached: %u batches of up to %u pages", device, a.nr_batches, a.batch_pages);
+    served.push_back(std::make_unique<Served>());
+    served.back()->io = std::move(io);
+  }
+  for (auto& d : served) {
+    Served* s = d.get();
+    s->thread = std::thread([s, &encoder, done_fd] {
+      s->result = Serve(*s->io, *encoder, &s->stats);
+      s->done.store(true);
+      const std::uint64_t one = 1;
+      if (write(done_fd, &one, sizeof(one)) < 0) HZ_ERR("eventfd: %s", std::strerror(errno));
+    });
+  }
+
+  std::string names;
+  for (unsigned device : o.devices)
+    names += (names.empty() ? "hzram" : ", hzram") + std::to_string(device);
+  sd_notifyf(0, "READY=1\nSTATUS=serving %s (%s)", names.c_str(), encoder->Describe().c_str());
+
+  bool stopping = false;
+  auto stop = [&](const char* why) {
+    if (stopping) return;
+    stopping = true;
+    HZ_INFO("%s: stopping", why);
+    sd_notify(0, "STOPPING=1\nSTATUS=stopping: committing the batches in hand");
+    const std::uint64_t one = 1;
+    if (write(stop_fd, &one, sizeof(one)) < 0) HZ_ERR("eventfd: %s", std::strerror(errno));
+  };
+  std::size_t running = served.size();
+  while (running) {
+    pollfd p[2] = {{sig_fd, POLLIN, 0}, {done_fd, POLLIN, 0}};
+    const int n = poll(p, 2, kStatusIntervalMs);
+    if (n < 0 && errno != EINTR) {
+      HZ_ERR("poll: %s", std::strerror(errno));
+      stop("poll failed");
+      break;
+    }
+    if (n == 0 && !stopping) sd_notifyf(0, "STATUS=%s", StatusLine(served).c_str());
+    if (p[0].revents & POLLIN) {
+      signalfd_siginfo si;
+      if (read(sig_fd, &si, sizeof(si)) == sizeof(si))
+        stop(strsignal(static_cast<int>(si.ssi_signo)));
+    }
+    if (p[1].revents & POLLIN) {
+      std::uint64_t ended = 0;
+      if (read(done_fd, &ended, sizeof(ended)) == sizeof(ended)) running -= ended;
+      // A device whose queue failed stops them all: the daemon exits 1
+      // and systemd starts it again.
+      for (const auto& d : served)
+        if (d->done.load() && d->result) stop("a device's queue failed");
+    }
+  }
+
+  int status = 0;
+  for (auto& d : served) {
+    d->thread.join();
+    status |= d->result != 0;
+    const ServeStats& s = d->stats;
+    HZ_INFO(
+        "hzram%u: %llu batches, %llu pages, %llu bytes stored, %llu not encoded, %llu stale, "
+        "%llu commit errors",
+        d->io->device(), static_cast<unsigned long long>(s.batches.load()),
+        static_cast<unsigned long long>(s.pages.load()),
+        static_cast<unsigned long long>(s.stored_bytes.load()),
+        static_cast<unsigned long long>(s.not_encoded.load()),
+        static_cast<unsigned long long>(s.stale.load()),
+        static_cast<unsigned long long>(s.commit_errors.load()));
+    d->io.reset();  // detaches: the kernel takes back what is still held
+  }
+  return status;
+}
+
+}  // namespace hzramd

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// The daemon: the loop that serves one device's batches, behind an
+// interface to its queue (DeviceIo) that the kernel's io_uring queue
+// (kernel_io.h), the in-memory device of --bench (loopback.h) and the
+// tests' fakes implement; attaching devices and what their failures say;
+// the process around it all (RunDaemon).
+#ifndef HZRAMD_DAEMON_H
+#define HZRAMD_DAEMON_H
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "encoder.h"
+#include "options.h"
+
+namespace hzramd {
+
+// A completed command of a device's queue.
+struct Completion {
+  enum Kind : std::uint8_t {
+    kFetch,   // res: the batch handed over (>= 0), or a negative errno
+    kCommit,  // res: 0 or a negative errno; batch: the batch committed
+    kStop,    // the daemon is told to stop
+  };
+  Kind kind = kFetch;
+  std::uint32_t batch = 0;
+  int res = 0;
+};
+
+// One attached device: its regions and its command queue. Commands are
+// queued, then sent by Submit(); their completions come from Wait().
+class DeviceIo {
+ public:
+  virtual ~DeviceIo() = default;
+  virtual unsigned device() const = 0;
+  virtual const Regions& regions() const = 0;
+  // Queue a HZRAM_CMD_FETCH, or a HZRAM_CMD_COMMIT of @batch at @seq.
+  // Return 0 or a negative errno.
+  virtual int QueueFetch() = 0;
+  virtual int QueueCommit(std::uint32_t batch, std::uint64_t seq) = 0;
+  // Send what is queued. Returns 0 or a negative errno.
+  virtual int Submit() = 0;
+  // Wait up to @timeout_ms (-1: without limit, 0: not at all) for
+  // completions and store up to out.size() of them in @out. Returns how
+  // many (0: none came in time), or a negative errno.
+  virtual int Wait(std::span<Completion> out, int timeout_ms) = 0;
+};
+
+// What a device's loop has done, read by other threads.
+struct ServeStats {
+  std::atomic<std::uint64_t> batches{0};        // committed encoded
+  std::atomic<std::uint64_t> pages{0};          // their pages
+  std::atomic<std::uint64_t> stored_bytes{0};   // their data's bytes
+  std::atomic<std::uint64_t> not_encoded{0};    // committed as kind 0
+  std::atomic<std::uint64_t> stale{0};          // commits answered -ESTALE
+  std::atomic<std::uint64_t> commit_errors{0};  // commits answered otherwise
+};
+
+// How long the loop waits for its commits to be answered when it stops.
+inline constexpr int kDrainTimeoutMs = 2000;
+
+// Serve @io's batches with @encoder: keep one FETCH queued per batch;
+// encode each batch handed over into its slot and COMMIT it; queue a new
+// FETCH for each one that completes. On a kStop completion, stop queuing
+// FETCHes, encode and commit every batch in hand or handed over meanwhile,
+// and return once the commits are answered (or after @drain_timeout_ms
+// without an answer). A FETCH that ends with -ECANCELED or -ENODEV (the
+// device detached or went away) ends the loop at once. Returns 0 then, or
+// the negative errno of a queue that failed (a FETCH failing with
+// anything but -EINTR and -EAGAIN, Submit or Wait failing). Allocates
+// nothing.
+int Serve(DeviceIo& io, BatchEncoder& encoder, ServeStats* stats,
+          int drain_timeout_ms = kDrainTimeoutMs);
+
+// Why a device could not be attached.
+struct AttachFailure {
+  enum Step {
+    kOpen,      // open(HZRAM_CONTROL_PATH)
+    kAttach,    // HZRAM_IOC_ATTACH
+    kFeatures,  // the module did not grant HZRAM_FEAT_COMPRESS
+    kGeometry,  // the reply's regions are unusable (detail says how)
+    kMap,       // mmap of a region (detail: which)
+    kRing,      // the io_uring queue
+  };
+  Step step = kOpen;
+  int err = 0;  // errno of the failed call
+  std::string detail;
+};
+
+// The message for a device that could not be attached, without "hzramd: ".
+std::string AttachErrorMessage(unsigned device, const AttachFailure& failure);
+
+// Attach device N (the kernel's is KernelIo::Attach); @stop_fd becomes
+// readable when the daemon is told to stop, and the device's Wait() then
+// returns a kStop completion. nullptr and *failure on failure.
+using Attacher =
+    std::function<std::unique_ptr<DeviceIo>(unsigned device, int stop_fd, AttachFailure* failure)>;
+
+// The daemon: start-up (memory locking, I/O flusher, OOM score), signals,
+// the encoder, every device of @options attached with @attach and served
+// on a thread of its own, sd_notify, and the stop. Returns the exit
+// status: 0 after SIGTERM or SIGINT (the batches in hand committed) or
+// when every device went away; 1 for an error (logged).
+int RunDaemon(const Options& options, const Attacher& attach);
+
+}  // namespace hzramd
+
+#endif  // HZRAMD_DAEMON_H

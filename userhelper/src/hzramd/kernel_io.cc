@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "kernel_io.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+
+namespace hzramd {
+namespace {
+
+static_assert(sizeof(hzram_attach) == HZRAM_ATTACH_SIZE);
+static_assert(sizeof(hzram_batch_desc) == HZRAM_BATCH_DESC_SIZE);
+static_assert(sizeof(hzram_cmd) == HZRAM_CMD_SIZE);
+static_assert(sizeof(hzram_page_record) == HZRAM_PAGE_RECORD_SIZE);
+// The command's 16 bytes go in the last 16 of a 64-byte SQE (sqe->cmd).
+constexpr std::size_t kSqeCmdOffset = 48;
+static_assert(sizeof(io_uring_sqe) == 64 && offsetof(io_uring_sqe, addr3) == kSqeCmdOffset);
+
+// user_data: the command in the low byte, the batch of a COMMIT above.
+enum Tag : std::uint64_t { kTagFetch = 1, kTagCommit = 2, kTagStop = 3 };
+
+}  // namespace
+
+std::unique_ptr<DeviceIo> KernelIo::Attach(unsigned device, int stop_fd, AttachFailure* f) {
+  std::unique_ptr<KernelIo> io(new KernelIo());
+  io->device_ = device;
+  io->owned_ = true;
+  io->fd_ = open(HZRAM_CONTROL_PATH, O_RDWR | O_CLOEXEC);
+  if (io->fd_ < 0) {
+    *f = {AttachFailure::kOpen, errno, ""};
+    return nullptr;
+  }
+  hzram_attach& a = io->regions_.info;
+  a = {};
+  a.size = sizeof(a);
+  a.version = HZRAM_UAPI_VERSION;
+  a.device = device;
+  a.features = HZRAM_FEAT_COMPRESS;
+  if (ioctl(io->fd_, HZRAM_IOC_ATTACH, &a)) {
+    *f = {AttachFailure::kAttach, errno, ""};
+    return nullptr;
+  }
+  if (!(a.features & HZRAM_FEAT_COMPRESS)) {
+    char granted[16];
+    std::snprintf(granted, sizeof(granted), "%#x", a.features);
+    *f = {AttachFailure::kFeatures, 0, granted};
+    return nullptr;
+  }
+  std::string why;
+  if (!CheckGeometry(a, &why)) {
+    *f = {AttachFailure::kGeometry, 0, why};
+    return nullptr;
+  }
+  void* ro =
+      mmap(nullptr, a.ro_size, PROT_READ, MAP_SHARED, io->fd_, static_cast<off_t>(a.ro_offset));
+  if (ro == MAP_FAILED) {
+    *f = {AttachFailure::kMap, errno, "descriptors and staging arena (read-only)"};
+    return nullptr;
+  }
+  io->regions_.ro = static_cast<const std::uint8_t*>(ro);
+  void* rw = mmap(nullptr, a.rw_size, PROT_READ | PROT_WRITE, MAP_SHARED, io->fd_,
+                  static_cast<off_t>(a.rw_offset));
+  if (rw == MAP_FAILED) {
+    *f = {AttachFailure::kMap, errno, "output arena (read-write)"};
+    return nullptr;
+  }
+  io->regions_.rw = static_cast<std::uint8_t*>(rw);
+  if (int err = io->Setup(stop_fd)) {
+    *f = {AttachFailure::kRing, -err, ""};
+    return nullptr;
+  }
+  return io;
+}
+
+std::unique_ptr<KernelIo> KernelIo::ForFile(int fd, const Regions& regions, unsigned device,
+                                            int stop_fd, int* err) {
+  std::unique_ptr<KernelIo> io(new KernelIo());
+  io->device_ = device;
+  io->fd_ = fd;
+  io->regions_ = regions;
+  if ((*err = io->Setup(stop_fd))) return nullptr;
+  return io;
+}
+
+int KernelIo::Setup(int stop_fd) {
+  // Room for a FETCH and a COMMIT per batch, and the stop's poll.
+  const unsigned entries = std::bit_ceil(2 * regions_.info.nr_batches + 1);
+  if (int err = io_uring_queue_init(entries, &uring_, 0)) return err;
+  ring_ = true;
+  if (stop_fd >= 0) {
+    io_uring_sqe* sqe = Sqe();
+    io_uring_prep_poll_add(sqe, stop_fd, POLLIN);
+    io_uring_sqe_set_data64(sqe, kTagStop);
+  }
+  return 0;
+}
+
+KernelIo::~KernelIo() {
+  // The module detaches the device when the file is released or, while
+  // the queue's pending FETCHes still hold the file, when it sees this
+  // process exit; either way it takes back what is still held.
+  if (owned_) {
+    if (regions_.ro) munmap(const_cast<std::uint8_t*>(regions_.ro), regions_.info.ro_size);
+    if (regions_.rw) munmap(regions_.rw, regions_.info.rw_size);
+    if (fd_ >= 0) close(fd_);
+  }
+  if (ring_) io_uring_queue_exit(&uring_);
+}
+
+io_uring_sqe* KernelIo::Sqe() {
+  io_uring_sqe* sqe = io_uring_get_sqe(&uring_);
+  if (!sqe && io_uring_submit(&uring_) >= 0) sqe = io_uring_get_sqe(&uring_);
+  return sqe;
+}
+
+int KernelIo::QueueCmd(std::uint32_t op, const hzram_cmd& cmd, std::uint64_t user_data) {
+  io_uring_sqe* sqe = Sqe();
+  if (!sqe) return -EBUSY;
+  io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd_, nullptr, 0, 0);
+  sqe->cmd_op = op;
+  std::memcpy(reinterpret_cast<unsigned char*>(sqe) + kSqeCmdOffset, &cmd, sizeof(cmd));
+  io_uring_sqe_set_data64(sqe, user_data);
+  return 0;
+}
+
+int KernelIo::QueueFetch() { return QueueCmd(HZRAM_CMD_FETCH, hzram_cmd{}, kTagFetch); }
+
+int KernelIo::QueueCommit(std::uint32_t batch, std::uint64_t seq) {
+  return QueueCmd(HZRAM_CMD_COMMIT, hzram_cmd{batch, 0, seq},
+                  kTagCommit | std::uint64_t{batch} << 8);
+}
+
+int KernelIo::Submit() {
+  const int ret = io_uring_submit(&uring_);
+  return ret < 0 ? ret : 0;
+}
+
+int KernelIo::Wait(std::span<Completion> out, int timeout_ms) {
+  io_uring_cqe* cqe;
+  int ret;
+  if (timeout_ms < 0) {
+    ret = io_uring_wait_cqe(&uring_, &cqe);
+  } else if (timeout_ms == 0) {
+    ret = io_uring_peek_cqe(&uring_, &cqe);
+  } else {
+    __kernel_timespec ts{timeout_ms / 1000, (timeout_ms % 1000) * 1000000ll};
+    ret = io_uring_wait_cqe_timeout(&uring_, &cqe, &ts);
+  }
+  if (ret == -ETIME || ret == -EAGAIN) return 0;
+  if (ret < 0) return ret;
+  unsigned head, n = 0;
+  io_uring_for_each_cqe(&uring_, head, cqe) {
+    if (n == out.size()) break;
+    const std::uint64_t data = io_uring_cqe_get_data64(cqe);
+    Completion& c = out[n++];
+    c.res = cqe->res;
+    c.batch = static_cast<std::uint32_t>(data >> 8);
+    switch (data & 0xff) {
+      case kTagFetch:
+        c.kind = Completion::kFetch;
+        break;
+      case kTagCommit:
+        c.kind = Completion::kCommit;
+        break;
+      default:
+        c.kind = Completion::kStop;
+        break;
+    }
+  }
+  io_uring_cq_advance(&uring_, n);
+  return static_cast<int>(n);
+}
+
+}  // namespace hzramd

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// The kernel's side of a device: the control fd, its two mapped regions
+// and an io_uring queue of HZRAM_CMD_FETCH and HZRAM_CMD_COMMIT commands
+// (IORING_OP_URING_CMD) on it. The only code that talks to the module.
+#ifndef HZRAMD_KERNEL_IO_H
+#define HZRAMD_KERNEL_IO_H
+
+#include <liburing.h>
+
+#include <memory>
+
+#include "daemon.h"
+
+namespace hzramd {
+
+class KernelIo final : public DeviceIo {
+ public:
+  // Open HZRAM_CONTROL_PATH, attach device @device, map its regions and
+  // set up its queue; a poll of @stop_fd (if >= 0) is queued with it.
+  // nullptr and *failure on failure. An Attacher.
+  static std::unique_ptr<DeviceIo> Attach(unsigned device, int stop_fd, AttachFailure* failure);
+
+  // A queue of commands on @fd, any open file (the tests use one that
+  // answers every command with -EOPNOTSUPP), with @regions; none of them
+  // is owned. nullptr and *err (a negative errno) on failure.
+  static std::unique_ptr<KernelIo> ForFile(int fd, const Regions& regions, unsigned device,
+                                           int stop_fd, int* err);
+
+  // Unmaps the regions and closes the control fd, then the queue.
+  ~KernelIo() override;
+
+  unsigned device() const override { return device_; }
+  const Regions& regions() const override { return regions_; }
+  int QueueFetch() override;
+  int QueueCommit(std::uint32_t batch, std::uint64_t seq) override;
+  int Submit() override;
+  int Wait(std::span<Completion> out, int timeout_ms) override;
+
+ private:
+  KernelIo() = default;
+  int Setup(int stop_fd);
+  io_uring_sqe* Sqe();
+  int QueueCmd(std::uint32_t op, const hzram_cmd& cmd, std::uint64_t user_data);
+
+  unsigned device_ = 0;
+  Regions regions_;
+  int fd_ = -1;
+  bool owned_ = false;  // fd_ and the mappings are ours
+  bool ring_ = false;
+  io_uring uring_{};
+};
+
+}  // namespace hzramd
+
+#endif  // HZRAMD_KERNEL_IO_H
