@@ -106,7 +106,7 @@ struct hzram_page_record {
  *    staging_offset, nr_pages pages) into its output slot (at the
  *    descriptor's output_offset: batch_pages records, then the data
  *    area), then IORING_OP_URING_CMD HZRAM_CMD_COMMIT with struct
- *    hzram_cmd { batch, seq }: completes with 0 or a negative errno.
+ *    hzram_cmd { batch, 0, seq }: completes with 0 or a negative errno.
  * 5. close() (or exit, or death) detaches: every batch the helper still
  *    holds goes back to the kernel, which compresses it itself.
  */
