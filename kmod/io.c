@@ -41,6 +41,15 @@
 #include <linux/vmalloc.h>
 #include <linux/wait_bit.h>
 
+/*
+ * Pools are created and destroyed one at a time. kmem_cache_destroy()
+ * drops the slab's sysfs directory only after it lets go of the slab
+ * mutex, so a pool created meanwhile on another device can reuse the
+ * dying cache's sysfs name (":0000008" ...) and fail with a warning
+ * (seen on 6.1 in the race tests: "cannot create duplicate filename").
+ */
+static DEFINE_MUTEX(hzram_pool_mutex);
+
 /* One lockdep class for the slot locks of every device. */
 static struct lock_class_key hzram_slot_lock_key;
 
@@ -756,7 +765,9 @@ int hzram_meta_alloc(struct hzram *hz, u64 disksize)
 			      GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN);
 	if (!hz->table)
 		return -ENOMEM;
+	mutex_lock(&hzram_pool_mutex);
 	hz->mem_pool = zs_create_pool(hz->disk->disk_name);
+	mutex_unlock(&hzram_pool_mutex);
 	if (!hz->mem_pool) {
 		vfree(hz->table);
 		hz->table = NULL;
@@ -784,7 +795,9 @@ void hzram_meta_free(struct hzram *hz, u64 disksize)
 		hzram_slot_free(hz, index);
 		cond_resched();
 	}
+	mutex_lock(&hzram_pool_mutex);
 	zs_destroy_pool(hz->mem_pool);
+	mutex_unlock(&hzram_pool_mutex);
 	vfree(hz->table);
 	hz->table = NULL;
 	hz->mem_pool = NULL;

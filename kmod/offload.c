@@ -111,9 +111,9 @@ static struct io_uring_cmd *hzram_pdu_cmd(struct hzram_fetch_pdu *pdu)
 	return container_of((void *)pdu, struct io_uring_cmd, pdu);
 }
 
-static void hzram_offload_stat_inc(struct hzram *hz, int field, long n)
+static void hzram_offload_count(struct hzram *hz, int field)
 {
-	atomic64_add(n, &hz->stats.offload[field]);
+	atomic64_inc(&hz->stats.offload[field]);
 }
 
 void hzram_offload_params_init(struct hzram_offload_params *p)
@@ -260,7 +260,7 @@ static void hzram_batch_store(struct hzram_offload *off, struct hzram_batch *b,
 			      rec.kind == HZRAM_PAGE_LZ4) &&
 			     (rec.value > cap || rec.length > cap - rec.value)) ||
 			    rec.kind > HZRAM_PAGE_LZ4) {
-				hzram_offload_stat_inc(hz, HZRAM_OFF_REJECTED, 1);
+				hzram_offload_count(hz, HZRAM_OFF_REJECTED);
 				r = NULL;
 			}
 		}
@@ -269,13 +269,13 @@ static void hzram_batch_store(struct hzram_offload *off, struct hzram_batch *b,
 					 r ? data + r->value : NULL,
 					 off->scratch, &refused);
 		if (refused)
-			hzram_offload_stat_inc(hz, HZRAM_OFF_VERIFY_FAILED, 1);
+			hzram_offload_count(hz, HZRAM_OFF_VERIFY_FAILED);
 		if (res == HZRAM_STORED_HELPER)
-			hzram_offload_stat_inc(hz, HZRAM_OFF_PAGES_HELPER, 1);
+			hzram_offload_count(hz, HZRAM_OFF_PAGES_HELPER);
 		else if (res == HZRAM_STORED_KERNEL)
-			hzram_offload_stat_inc(hz, HZRAM_OFF_PAGES_KERNEL, 1);
+			hzram_offload_count(hz, HZRAM_OFF_PAGES_KERNEL);
 		else
-			hzram_offload_stat_inc(hz, HZRAM_OFF_STALE, 1);
+			hzram_offload_count(hz, HZRAM_OFF_STALE);
 		cond_resched();
 	}
 	hzram_batch_free(off, b);
@@ -338,7 +338,7 @@ bool hzram_offload_stage(struct hzram *hz, u32 index, const void *src)
 	spin_unlock(&off->lock);
 	rcu_read_unlock();
 	if (!b) {
-		hzram_offload_stat_inc(hz, HZRAM_OFF_STAGING_FULL, 1);
+		hzram_offload_count(hz, HZRAM_OFF_STAGING_FULL);
 		return false;
 	}
 	/* The stop waits for pending to drop: off stays. */
@@ -574,7 +574,7 @@ static void hzram_offload_monitor_fn(struct work_struct *work)
 		spin_unlock(&off->lock);
 		if (!late)
 			continue;
-		hzram_offload_stat_inc(off->hz, HZRAM_OFF_TIMEOUTS, 1);
+		hzram_offload_count(off->hz, HZRAM_OFF_TIMEOUTS);
 		hzram_batch_store(off, b, NULL);
 	}
 	mutex_unlock(&off->mutex);
@@ -629,11 +629,11 @@ static int hzram_offload_commit(struct hzram_offload *off,
 	spin_unlock(&off->lock);
 	if (ret)
 		goto bad;
-	hzram_offload_stat_inc(off->hz, HZRAM_OFF_BATCHES, 1);
+	hzram_offload_count(off->hz, HZRAM_OFF_BATCHES);
 	hzram_batch_store(off, b, off->rw + c->batch * off->slot_size);
 	goto out;
 bad:
-	hzram_offload_stat_inc(off->hz, HZRAM_OFF_BAD_COMMITS, 1);
+	hzram_offload_count(off->hz, HZRAM_OFF_BAD_COMMITS);
 out:
 	mutex_unlock(&off->mutex);
 	return ret;

@@ -231,15 +231,7 @@ struct TestRegions {
 
   TestRegions(std::uint32_t nr_batches, std::uint32_t batch_pages, std::size_t staging_pages) {
     hzram_attach& a = r.info;
-    a.size = sizeof(a);
-    a.version = HZRAM_UAPI_VERSION;
-    a.features = HZRAM_FEAT_COMPRESS;
-    a.nr_batches = nr_batches;
-    a.batch_pages = batch_pages;
-    a.staging_offset =
-        (nr_batches * sizeof(hzram_batch_desc) + kPageSize - 1) / kPageSize * kPageSize;
-    a.ro_size = a.staging_offset + staging_pages * kPageSize;
-    a.rw_size = nr_batches * SlotBytes(batch_pages);
+    a = LayoutLikeModule(nr_batches, batch_pages, staging_pages);
     ro.assign(a.ro_size, 0);
     rw.assign(a.rw_size, 0xcc);
     r.ro = ro.data();

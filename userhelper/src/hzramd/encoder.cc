@@ -144,6 +144,21 @@ std::unique_ptr<BatchEncoder> MakeEncoder(Backend backend, unsigned threads, std
   return std::make_unique<CpuEncoder>(std::move(codec));
 }
 
+hzram_attach LayoutLikeModule(std::uint32_t nr_batches, std::uint32_t batch_pages,
+                              std::size_t staging_pages) {
+  hzram_attach a{};
+  a.size = sizeof(a);
+  a.version = HZRAM_UAPI_VERSION;
+  a.features = HZRAM_FEAT_COMPRESS;
+  a.nr_batches = nr_batches;
+  a.batch_pages = batch_pages;
+  a.staging_offset =
+      (nr_batches * sizeof(hzram_batch_desc) + kPageSize - 1) / kPageSize * kPageSize;
+  a.ro_size = a.staging_offset + staging_pages * kPageSize;
+  a.rw_size = nr_batches * SlotBytes(batch_pages);
+  return a;
+}
+
 bool CheckGeometry(const hzram_attach& a, std::string* why) {
   char buf[160];
   auto fail = [&](const char* what) {

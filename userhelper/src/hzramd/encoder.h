@@ -54,6 +54,13 @@ constexpr std::uint64_t SlotBytes(std::uint32_t batch_pages) {
   return batch_pages * (sizeof(hzram_page_record) + std::uint64_t{HZRAM_PAGE_SIZE});
 }
 
+// The attach reply of a device laid out as the module lays one out:
+// @nr_batches descriptors, then @staging_pages pages of staging from the
+// next page boundary; @nr_batches output slots back to back. For helpers
+// of the pipeline that stand in for the module (--bench, tests).
+hzram_attach LayoutLikeModule(std::uint32_t nr_batches, std::uint32_t batch_pages,
+                              std::size_t staging_pages);
+
 // Whether an attach reply describes regions this helper can use (not the
 // features: see AttachFailure). If not, *why says what is wrong.
 bool CheckGeometry(const hzram_attach& info, std::string* why);

@@ -25,15 +25,7 @@ void* MapAnon(std::size_t bytes) {
 LoopbackIo::LoopbackIo(std::size_t pages, std::uint32_t batch_pages, std::uint32_t nr_batches)
     : pages_(pages), held_(nr_batches), scratch_(kPageSize) {
   hzram_attach& a = regions_.info;
-  a.size = sizeof(a);
-  a.version = HZRAM_UAPI_VERSION;
-  a.features = HZRAM_FEAT_COMPRESS;
-  a.nr_batches = nr_batches;
-  a.batch_pages = batch_pages;
-  a.staging_offset =
-      (nr_batches * sizeof(hzram_batch_desc) + kPageSize - 1) / kPageSize * kPageSize;
-  a.ro_size = a.staging_offset + pages * kPageSize;
-  a.rw_size = nr_batches * SlotBytes(batch_pages);
+  a = LayoutLikeModule(nr_batches, batch_pages, pages);
   ro_ = static_cast<std::uint8_t*>(MapAnon(a.ro_size));
   rw_ = static_cast<std::uint8_t*>(MapAnon(a.rw_size));
   regions_.ro = ro_;
