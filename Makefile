@@ -4,6 +4,7 @@
 #   make KDIR=<dir>      ... or against the kernel headers in <dir>
 #   make userhelper      the helper's libraries, hzramd, tests and hzbench
 #                        (build/userhelper/)
+#   make hzramd          hzramd alone (build/userhelper/hzramd)
 #   make gpu-bundle      tests and hzbench linked to run on a GPU machine
 #                        without packages (build/gpu-bundle/; run there
 #                        with bench/gpu-run)
@@ -22,7 +23,7 @@ KDIR ?= /lib/modules/$(shell uname -r)/build
 VM_KERNELS ?= 6.1 6.12 6.12-debug
 
 .PHONY: all kmod clean-kmod clean check demo bench deps dkms-install dkms-uninstall \
-	userhelper fuzz fuzz-run linux-source corpus hzbench gpu-bundle
+	userhelper hzramd fuzz fuzz-run linux-source corpus hzbench gpu-bundle
 
 all: kmod
 
@@ -69,6 +70,10 @@ linux-source:
 userhelper: linux-source corpus
 	cmake -S userhelper -B build/userhelper -DHZRAM_CORPUS=$(CURDIR)/$(CORPUS) >/dev/null
 	cmake --build build/userhelper -j $(shell nproc)
+
+hzramd: linux-source corpus
+	cmake -S userhelper -B build/userhelper -DHZRAM_CORPUS=$(CURDIR)/$(CORPUS) >/dev/null
+	cmake --build build/userhelper -j $(shell nproc) --target hzramd
 
 hzbench: userhelper
 	build/userhelper/hzbench --corpus $(CORPUS)

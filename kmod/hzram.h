@@ -63,6 +63,12 @@ struct hzram_enc {
 	unsigned long word;	/* the fill word when handle is 0 */
 };
 
+/*
+ * The round-trip histogram: 0..3 us one bucket each, then four buckets
+ * per power of two, up to 2^32 us.
+ */
+#define HZRAM_RTT_BUCKETS	128
+
 /* Counters behind mm_stat, io_stat and debug_stat. */
 struct hzram_stats {
 	atomic64_t pages_stored;	/* pages held, same-filled included */
@@ -79,6 +85,8 @@ struct hzram_stats {
 	atomic_long_t max_used_pages;	/* peak of zs_get_total_pages() */
 	/* offload_stat: enum hzram_offload_stat_field, from HZRAM_OFF_STAGED */
 	atomic64_t offload[HZRAM_OFF_NR_FIELDS];
+	/* Batch round trips in microseconds (hzram_rtt_bucket()). */
+	atomic64_t rtt[HZRAM_RTT_BUCKETS];
 };
 
 /* How hzram_encode() may allocate, and what it may refuse (io.c). */
@@ -109,6 +117,7 @@ struct hzram_offload_params {
 	unsigned int min_pages;		/* smaller batches stay in the kernel */
 	unsigned int timeout_ms;	/* the helper's time for a batch */
 	bool verify;			/* decode helper pages before storing */
+	bool enabled;			/* sysfs offload: on */
 };
 
 /*
@@ -164,6 +173,8 @@ struct hzram {
 	struct hzram_offload __rcu *off_io;
 	/* The staging arena, while any slot may be STAGED. */
 	void *staging;
+	/* A helper is attached, the device initialised with another algorithm. */
+	bool off_not_lz4;
 	struct hzram_offload_params offp;
 
 	struct gendisk *disk;
@@ -220,6 +231,7 @@ void hzram_offload_start(struct hzram *hz);
 void hzram_offload_stop(struct hzram *hz);
 void hzram_offload_unlink(struct hzram *hz);
 bool hzram_offload_attached(struct hzram *hz);
+u64 hzram_offload_rtt(struct hzram *hz, unsigned int pct);
 extern struct mutex hzram_offload_mutex;
 
 /* fault.c: injected failures, where the kernel has fault injection. */

@@ -508,9 +508,17 @@ static bool hzram_enc_from_record(struct hzram *hz, const void *page,
 	default:
 		return false;	/* not encoded: the module does it */
 	}
+	/*
+	 * The write was acknowledged when it was staged: wait for memory as
+	 * a staged page compressed here would (the helper's commit may
+	 * sleep, and allocates without I/O).
+	 */
 	handle = zs_malloc(hz->mem_pool, len, HZRAM_GFP);
-	if (IS_ERR_VALUE(handle))
-		return false;
+	if (IS_ERR_VALUE(handle)) {
+		atomic64_inc(&hz->stats.writestall);
+		handle = zs_malloc(hz->mem_pool, len,
+				   HZRAM_GFP_WAIT | __GFP_NOFAIL);
+	}
 	hzram_obj_fill(hz, handle, data, len, false);
 	if (len < PAGE_SIZE && READ_ONCE(hz->offp.verify) &&
 	    !hzram_obj_matches(hz, handle, len, page, scratch)) {

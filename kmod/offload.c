@@ -48,6 +48,12 @@
 
 DEFINE_MUTEX(hzram_offload_mutex);
 static struct workqueue_struct *hzram_offload_wq;
+/*
+ * The monitors: a queue of their own, because detaching a dead helper
+ * flushes work on hzram_offload_wq, which under memory pressure may be
+ * down to its one rescuer thread.
+ */
+static struct workqueue_struct *hzram_monitor_wq;
 
 enum hzram_batch_state {
 	HZRAM_BATCH_FREE,
@@ -65,6 +71,7 @@ struct hzram_batch {
 	atomic_t pending;		/* writers in it, +1 while OPEN */
 	u64 seq;			/* of its hand-out to the helper */
 	unsigned long deadline;		/* jiffies: commit by then */
+	ktime_t handed;			/* when it was handed out */
 	u32 *index;			/* the slot of each cell */
 };
 
@@ -123,6 +130,57 @@ void hzram_offload_params_init(struct hzram_offload_params *p)
 	p->min_pages = 32;
 	p->timeout_ms = 1000;
 	p->verify = true;
+	p->enabled = true;
+}
+
+/* The round-trip histogram's bucket of @us, and that bucket's top. */
+static unsigned int hzram_rtt_bucket(u64 us)
+{
+	unsigned int l;
+
+	us = min_t(u64, us, U32_MAX);
+	if (us < 4)
+		return us;
+	l = fls64(us) - 1;	/* 2..31 */
+	return 4 * (l - 1) + ((us >> (l - 2)) & 3);
+}
+
+static u64 hzram_rtt_bucket_top(unsigned int bucket)
+{
+	unsigned int l = bucket / 4 + 1, sub = bucket % 4;
+
+	if (bucket < 4)
+		return bucket;
+	return ((u64)(4 + sub + 1) << (l - 2)) - 1;
+}
+
+/**
+ * hzram_offload_rtt() - a percentile of the batch round trips
+ * @hz: the device
+ * @pct: 1..100
+ *
+ * Return: the top of the histogram bucket that holds it, in microseconds;
+ * 0 if no batch was committed.
+ */
+u64 hzram_offload_rtt(struct hzram *hz, unsigned int pct)
+{
+	u64 n[HZRAM_RTT_BUCKETS], total = 0, want, seen = 0;
+	unsigned int i;
+
+	for (i = 0; i < HZRAM_RTT_BUCKETS; i++) {
+		n[i] = atomic64_read(&hz->stats.rtt[i]);
+		total += n[i];
+	}
+	if (!total)
+		return 0;
+	want = div_u64(total * pct + 99, 100);
+	for (i = 0; i < HZRAM_RTT_BUCKETS; i++) {
+		seen += n[i];
+		if (seen >= want)
+			break;
+	}
+	return hzram_rtt_bucket_top(min_t(unsigned int, i,
+					  HZRAM_RTT_BUCKETS - 1));
 }
 
 bool hzram_offload_attached(struct hzram *hz)
@@ -167,6 +225,7 @@ static int hzram_batch_hand_out(struct hzram_offload *off,
 	unsigned int n = b - off->batches;
 
 	b->state = HZRAM_BATCH_HELPER;
+	b->handed = ktime_get();
 	b->seq = ++off->next_seq;
 	d->seq = b->seq;
 	d->nr_pages = b->nr;
@@ -229,10 +288,12 @@ static void hzram_batch_free(struct hzram_offload *off, struct hzram_batch *b)
 
 /*
  * Store every page of batch @b, which this caller owns (KERNEL), with the
- * helper's records from @slot if not NULL; then free the batch.
+ * helper's records from @slot if not NULL; then free the batch. Pages the
+ * module compresses count under @reason (HZRAM_OFF_KERNEL_*) without
+ * @slot, under HZRAM_OFF_KERNEL_REFUSED with it.
  */
 static void hzram_batch_store(struct hzram_offload *off, struct hzram_batch *b,
-			      const void *slot)
+			      const void *slot, int reason)
 {
 	struct hzram *hz = off->hz;
 	const struct hzram_page_record *recs = slot;
@@ -270,11 +331,13 @@ static void hzram_batch_store(struct hzram_offload *off, struct hzram_batch *b,
 					 off->scratch, &refused);
 		if (refused)
 			hzram_offload_count(hz, HZRAM_OFF_VERIFY_FAILED);
-		if (res == HZRAM_STORED_HELPER)
+		if (res == HZRAM_STORED_HELPER) {
 			hzram_offload_count(hz, HZRAM_OFF_PAGES_HELPER);
-		else if (res == HZRAM_STORED_KERNEL)
+		} else if (res == HZRAM_STORED_KERNEL) {
 			hzram_offload_count(hz, HZRAM_OFF_PAGES_KERNEL);
-		else
+			hzram_offload_count(hz, slot ? HZRAM_OFF_KERNEL_REFUSED
+						     : reason);
+		} else
 			hzram_offload_count(hz, HZRAM_OFF_STALE);
 		cond_resched();
 	}
@@ -300,8 +363,11 @@ bool hzram_offload_stage(struct hzram *hz, u32 index, const void *src)
 	bool full = false;
 	unsigned int i;
 
-	if (!rcu_access_pointer(hz->off_io))
+	if (!rcu_access_pointer(hz->off_io)) {
+		if (unlikely(READ_ONCE(hz->off_not_lz4)))
+			hzram_offload_count(hz, HZRAM_OFF_NOT_LZ4);
 		return false;
+	}
 	/* Past mem_limit, writes fail as without a helper. */
 	if (limit && zs_get_total_pages(hz->mem_pool) > limit)
 		return false;
@@ -386,7 +452,7 @@ static void hzram_offload_kwork_fn(struct work_struct *work)
 		spin_unlock(&off->lock);
 		if (!b)
 			return;
-		hzram_batch_store(off, b, NULL);
+		hzram_batch_store(off, b, NULL, HZRAM_OFF_KERNEL_SMALL);
 	}
 }
 
@@ -404,7 +470,8 @@ static bool hzram_offload_quiet(struct hzram_offload *off)
  * hzram_offload_start() - stage writes for the attached helper, if any
  * @hz: the device; init_lock is held for writing
  *
- * Only a device initialised with lz4 offloads: the helper makes LZ4.
+ * Only a device initialised with lz4 offloads: the helper makes LZ4. Not
+ * while sysfs offload is off.
  */
 void hzram_offload_start(struct hzram *hz)
 {
@@ -412,8 +479,12 @@ void hzram_offload_start(struct hzram *hz)
 
 	lockdep_assert_held_write(&hz->init_lock);
 	if (!off || rcu_access_pointer(hz->off_io) || !hzram_init_done(hz) ||
-	    strcmp(hz->comp->name, "lz4"))
+	    !hz->offp.enabled)
 		return;
+	if (strcmp(hz->comp->name, "lz4")) {
+		WRITE_ONCE(hz->off_not_lz4, true);
+		return;
+	}
 	hz->staging = off->ro + off->staging_off;
 	spin_lock(&off->lock);
 	off->active = true;
@@ -435,6 +506,7 @@ void hzram_offload_stop(struct hzram *hz)
 	unsigned int i;
 
 	lockdep_assert_held_write(&hz->init_lock);
+	WRITE_ONCE(hz->off_not_lz4, false);
 	if (!off || !rcu_access_pointer(hz->off_io))
 		return;
 	RCU_INIT_POINTER(hz->off_io, NULL);
@@ -466,7 +538,7 @@ void hzram_offload_stop(struct hzram *hz)
 			list_del(&b->node);
 		b->state = HZRAM_BATCH_KERNEL;
 		spin_unlock(&off->lock);
-		hzram_batch_store(off, b, NULL);
+		hzram_batch_store(off, b, NULL, HZRAM_OFF_KERNEL_GONE);
 	}
 	mutex_unlock(&off->mutex);
 	WARN_ON_ONCE(atomic64_read(&hz->stats.offload[HZRAM_OFF_STAGED]));
@@ -551,9 +623,11 @@ static void hzram_offload_monitor_fn(struct work_struct *work)
 
 	if (dead) {
 		mutex_lock(&hzram_offload_mutex);
-		if (off->hz)
+		if (off->hz) {
 			pr_warn("%s: helper %d died; the module takes its batches back\n",
 				off->hz->disk->disk_name, task_pid_nr(off->task));
+			hzram_offload_count(off->hz, HZRAM_OFF_DEATHS);
+		}
 		mutex_unlock(&hzram_offload_mutex);
 		hzram_offload_detach(off, -ECANCELED);
 		return;
@@ -575,11 +649,11 @@ static void hzram_offload_monitor_fn(struct work_struct *work)
 		if (!late)
 			continue;
 		hzram_offload_count(off->hz, HZRAM_OFF_TIMEOUTS);
-		hzram_batch_store(off, b, NULL);
+		hzram_batch_store(off, b, NULL, HZRAM_OFF_KERNEL_TIMEOUT);
 	}
 	mutex_unlock(&off->mutex);
 	if (!READ_ONCE(off->unlinked))
-		queue_delayed_work(hzram_offload_wq, &off->monitor,
+		queue_delayed_work(hzram_monitor_wq, &off->monitor,
 				   msecs_to_jiffies(HZRAM_MONITOR_MS));
 }
 
@@ -630,7 +704,9 @@ static int hzram_offload_commit(struct hzram_offload *off,
 	if (ret)
 		goto bad;
 	hzram_offload_count(off->hz, HZRAM_OFF_BATCHES);
-	hzram_batch_store(off, b, off->rw + c->batch * off->slot_size);
+	atomic64_inc(&off->hz->stats.rtt[hzram_rtt_bucket(
+		ktime_us_delta(ktime_get(), b->handed))]);
+	hzram_batch_store(off, b, off->rw + c->batch * off->slot_size, 0);
 	goto out;
 bad:
 	hzram_offload_count(off->hz, HZRAM_OFF_BAD_COMMITS);
@@ -744,10 +820,11 @@ static long hzram_ctl_attach(struct file *file, struct hzram_attach __user *arg)
 		off->hz = hz;
 		off->task = get_task_struct(current->group_leader);
 		WRITE_ONCE(hz->off, off);
+		hzram_offload_count(hz, HZRAM_OFF_ATTACHES);
 		hzram_offload_start(hz);
 		/* Pairs with the acquire of mmap and uring_cmd. */
 		smp_store_release(&file->private_data, off);
-		queue_delayed_work(hzram_offload_wq, &off->monitor,
+		queue_delayed_work(hzram_monitor_wq, &off->monitor,
 				   msecs_to_jiffies(HZRAM_MONITOR_MS));
 		pr_info("%s: helper %d attached\n", hz->disk->disk_name,
 			task_pid_nr(current));
@@ -775,12 +852,35 @@ out_index:
 	return ret;
 }
 
+/*
+ * A helper leaving on purpose: its batches go back to the kernel and its
+ * FETCHes complete with -ECANCELED, as at its death, but not counted as
+ * one. The file stays open, unlinked.
+ */
+static long hzram_ctl_detach(struct file *file)
+{
+	struct hzram_offload *off = smp_load_acquire(&file->private_data);
+
+	if (!off)
+		return -ENXIO;
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (READ_ONCE(off->unlinked))
+		return -ENODEV;
+	hzram_offload_detach(off, -ECANCELED);
+	return 0;
+}
+
 static long hzram_ctl_ioctl(struct file *file, unsigned int cmd,
 			    unsigned long arg)
 {
-	if (cmd != HZRAM_IOC_ATTACH)
-		return -ENOTTY;
-	return hzram_ctl_attach(file, (struct hzram_attach __user *)arg);
+	switch (cmd) {
+	case HZRAM_IOC_ATTACH:
+		return hzram_ctl_attach(file, (struct hzram_attach __user *)arg);
+	case HZRAM_IOC_DETACH:
+		return hzram_ctl_detach(file);
+	}
+	return -ENOTTY;
 }
 
 static int hzram_ctl_mmap(struct file *file, struct vm_area_struct *vma)
@@ -882,14 +982,26 @@ int hzram_offload_init(void)
 					   WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!hzram_offload_wq)
 		return -ENOMEM;
+	hzram_monitor_wq = alloc_workqueue("hzram_monitor",
+					   WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!hzram_monitor_wq) {
+		ret = -ENOMEM;
+		goto err_offload;
+	}
 	ret = misc_register(&hzram_ctl_misc);
 	if (ret)
-		destroy_workqueue(hzram_offload_wq);
+		goto err_monitor;
+	return 0;
+err_monitor:
+	destroy_workqueue(hzram_monitor_wq);
+err_offload:
+	destroy_workqueue(hzram_offload_wq);
 	return ret;
 }
 
 void hzram_offload_exit(void)
 {
 	misc_deregister(&hzram_ctl_misc);
+	destroy_workqueue(hzram_monitor_wq);
 	destroy_workqueue(hzram_offload_wq);
 }

@@ -365,10 +365,11 @@ static ssize_t offload_stat_show(struct device *dev,
 
 	sz = sysfs_emit(buf, "%8d %8d", hzram_offload_attached(hz),
 			rcu_access_pointer(hz->off_io) != NULL);
-	for (i = HZRAM_OFF_STAGED; i < HZRAM_OFF_NR_FIELDS; i++)
+	for (i = HZRAM_OFF_STAGED; i < HZRAM_OFF_RTT_P50_US; i++)
 		sz += sysfs_emit_at(buf, sz, " %8llu",
 				    (u64)atomic64_read(&hz->stats.offload[i]));
-	sz += sysfs_emit_at(buf, sz, "\n");
+	sz += sysfs_emit_at(buf, sz, " %8llu %8llu\n", hzram_offload_rtt(hz, 50),
+			    hzram_offload_rtt(hz, 99));
 	return sz;
 }
 
@@ -447,6 +448,42 @@ static ssize_t offload_verify_store(struct device *dev,
 	return len;
 }
 
+/*
+ * offload: "on" stages lz4 writes for an attached helper; "off" stops,
+ * taking back what the helper holds (it stays attached, and is given
+ * nothing until offload is on again).
+ */
+static ssize_t offload_show(struct device *dev, struct device_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%s\n",
+			  READ_ONCE(dev_to_hzram(dev)->offp.enabled) ? "on" : "off");
+}
+
+static ssize_t offload_store(struct device *dev, struct device_attribute *attr,
+			     const char *buf, size_t len)
+{
+	struct hzram *hz = dev_to_hzram(dev);
+	bool on;
+
+	if (sysfs_streq(buf, "on"))
+		on = true;
+	else if (sysfs_streq(buf, "off"))
+		on = false;
+	else
+		return -EINVAL;
+	mutex_lock(&hzram_offload_mutex);
+	down_write(&hz->init_lock);
+	WRITE_ONCE(hz->offp.enabled, on);
+	if (on)
+		hzram_offload_start(hz);
+	else
+		hzram_offload_stop(hz);
+	up_write(&hz->init_lock);
+	mutex_unlock(&hzram_offload_mutex);
+	return len;
+}
+
 static DEVICE_ATTR_RW(disksize);
 static DEVICE_ATTR_RO(initstate);
 static DEVICE_ATTR_WO(reset);
@@ -459,6 +496,7 @@ static DEVICE_ATTR_RO(io_stat);
 static DEVICE_ATTR_RO(debug_stat);
 static DEVICE_ATTR_RW(max_comp_streams);
 static DEVICE_ATTR_RO(offload_stat);
+static DEVICE_ATTR_RW(offload);
 static DEVICE_ATTR_RW(offload_verify);
 
 static struct attribute *hzram_disk_attrs[] = {
@@ -473,6 +511,7 @@ static struct attribute *hzram_disk_attrs[] = {
 	&dev_attr_io_stat.attr,
 	&dev_attr_debug_stat.attr,
 	&dev_attr_max_comp_streams.attr,
+	&dev_attr_offload.attr,
 	&dev_attr_offload_stat.attr,
 	&dev_attr_offload_batch_pages.attr,
 	&dev_attr_offload_flush_us.attr,

@@ -187,6 +187,15 @@ static int off_stat(int id, uint64_t v[HZRAM_OFF_NR_FIELDS])
 	__v[HZRAM_OFF_##field];						\
 })
 
+/* The kernel's pages by reason add up to all of the kernel's pages. */
+#define EXPECT_REASONS_ADD_UP() do {					\
+	uint64_t __r[HZRAM_OFF_NR_FIELDS];				\
+	ASSERT_EQ(0, off_stat(self->id, __r));				\
+	EXPECT_EQ(__r[HZRAM_OFF_PAGES_KERNEL],				\
+		  __r[HZRAM_OFF_KERNEL_SMALL] + __r[HZRAM_OFF_KERNEL_TIMEOUT] + \
+		  __r[HZRAM_OFF_KERNEL_GONE] + __r[HZRAM_OFF_KERNEL_REFUSED]); \
+} while (0)
+
 FIXTURE(off) {
 	int id;
 	int fd;
@@ -273,6 +282,12 @@ TEST_F(off, pages_through_the_helper)
 	EXPECT_EQ(512, OFF(PAGES_HELPER));
 	EXPECT_EQ(0, OFF(PAGES_KERNEL));
 	EXPECT_EQ(8, OFF(BATCHES));
+	EXPECT_EQ(1, OFF(ATTACHES));
+	EXPECT_EQ(0, OFF(DEATHS));
+	/* Round trips were timed: the median is no more than the 99th. */
+	EXPECT_LT(0, OFF(RTT_P99_US));
+	EXPECT_GE(OFF(RTT_P99_US), OFF(RTT_P50_US));
+	EXPECT_REASONS_ADD_UP();
 	/* The arena changes after commit: the kernel holds its own copy. */
 	memset(self->h.rw, 0xa5, self->h.a.rw_size);
 	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
@@ -305,6 +320,7 @@ TEST_F(off, wrong_records)
 		EXPECT_EQ(rejected, OFF(REJECTED));
 		EXPECT_EQ(failed, OFF(VERIFY_FAILED));
 		EXPECT_EQ((i + 1) * BATCH, OFF(PAGES_KERNEL));
+		EXPECT_EQ((i + 1) * BATCH, OFF(KERNEL_REFUSED));
 	}
 	EXPECT_EQ(0, OFF(PAGES_HELPER));
 	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
@@ -343,6 +359,8 @@ TEST_F(off, bad_commits)
 	EXPECT_EQ(1, OFF(TIMEOUTS));
 	EXPECT_EQ(BATCH, OFF(PAGES_HELPER));
 	EXPECT_EQ(BATCH, OFF(PAGES_KERNEL));
+	EXPECT_EQ(BATCH, OFF(KERNEL_TIMEOUT));
+	EXPECT_REASONS_ADD_UP();
 	EXPECT_EQ(0, OFF(STAGED));
 	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
 }
@@ -376,6 +394,7 @@ TEST_F(off, small_batches_stay_in_the_kernel)
 	ASSERT_EQ(0, put(self->fd, self->model, 0, 4, 1));
 	EXPECT_EQ(-ETIME, helper_fetch(&self->h, 300));
 	EXPECT_EQ(4, OFF(PAGES_KERNEL));
+	EXPECT_EQ(4, OFF(KERNEL_SMALL));
 	EXPECT_EQ(0, OFF(STAGED));
 	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
 }
@@ -417,6 +436,8 @@ TEST_F(off, helper_killed)
 	EXPECT_EQ(0, OFF(HELPER));
 	EXPECT_EQ(0, OFF(STAGED));
 	EXPECT_EQ(2 * BATCH, OFF(PAGES_KERNEL));
+	EXPECT_EQ(2 * BATCH, OFF(KERNEL_GONE));
+	EXPECT_EQ(1, OFF(DEATHS));
 	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
 	/* A new helper can attach and serve. */
 	ASSERT_EQ(0, helper_attach(&self->h, self->id));
@@ -426,6 +447,8 @@ TEST_F(off, helper_killed)
 	helper_encode(&self->h, i, GOOD);
 	ASSERT_EQ(0, helper_commit(&self->h, i, 0, helper_desc(&self->h, i)->seq));
 	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
+	EXPECT_EQ(2, OFF(ATTACHES));
+	EXPECT_EQ(1, OFF(DEATHS));
 	close(up[0]);
 	close(up[1]);
 	close(down[0]);
@@ -459,6 +482,85 @@ TEST_F(off, reset_with_helper)
 	ASSERT_EQ(0, helper_commit(&self->h, b, 0, helper_desc(&self->h, b)->seq));
 	EXPECT_EQ(BATCH, OFF(PAGES_HELPER));
 	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
+}
+
+/*
+ * offload off takes back what the helper holds and stages nothing more;
+ * on again, the same helper is given batches.
+ */
+TEST_F(off, offload_off_and_on)
+{
+	char buf[8];
+	int b;
+
+	ASSERT_EQ(3, attr_read(self->id, "offload", buf, sizeof(buf)));
+	EXPECT_STREQ("on\n", buf);
+	EXPECT_EQ(-EINVAL, attr_write(self->id, "offload", "auto2"));
+	EXPECT_EQ(-EINVAL, attr_write(self->id, "offload", "o"));
+	ASSERT_EQ(0, helper_attach(&self->h, self->id));
+	ASSERT_EQ(0, put(self->fd, self->model, 0, BATCH, 1));
+	b = helper_fetch(&self->h, 2000);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(0, attr_write(self->id, "offload", "off"));
+	ASSERT_EQ(4, attr_read(self->id, "offload", buf, sizeof(buf)));
+	EXPECT_STREQ("off\n", buf);
+	EXPECT_EQ(1, OFF(HELPER));
+	EXPECT_EQ(0, OFF(ACTIVE));
+	EXPECT_EQ(0, OFF(STAGED));
+	EXPECT_EQ(BATCH, OFF(KERNEL_GONE));
+	helper_encode(&self->h, b, GOOD);
+	EXPECT_EQ(-ESTALE, helper_commit(&self->h, b, 0, helper_desc(&self->h, b)->seq));
+	/* Off: written inline, nothing staged, no batch to fetch. */
+	ASSERT_EQ(0, put(self->fd, self->model, BATCH, BATCH, 2));
+	EXPECT_EQ(0, OFF(STAGED));
+	EXPECT_EQ(-ETIME, helper_fetch(&self->h, 100));
+	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
+	ASSERT_EQ(0, attr_write(self->id, "offload", "on\n"));
+	EXPECT_EQ(1, OFF(ACTIVE));
+	ASSERT_EQ(0, put(self->fd, self->model, 2 * BATCH, BATCH, 3));
+	b = helper_fetch(&self->h, 2000);
+	ASSERT_LE(0, b);
+	helper_encode(&self->h, b, GOOD);
+	ASSERT_EQ(0, helper_commit(&self->h, b, 0, helper_desc(&self->h, b)->seq));
+	EXPECT_EQ(BATCH, OFF(PAGES_HELPER));
+	EXPECT_REASONS_ADD_UP();
+	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
+}
+
+/*
+ * HZRAM_IOC_DETACH: the batches come back, the queued FETCH ends with
+ * ECANCELED, no death is counted, and the file cannot attach again.
+ */
+TEST_F(off, detach)
+{
+	int fd = open(HZRAM_CONTROL_PATH, O_RDWR), b;
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, ioctl(fd, HZRAM_IOC_DETACH));	/* not attached */
+	EXPECT_EQ(ENXIO, errno);
+	close(fd);
+	ASSERT_EQ(0, helper_attach(&self->h, self->id));
+	ASSERT_EQ(0, put(self->fd, self->model, 0, BATCH + 1, 1));
+	b = helper_fetch(&self->h, 2000);
+	ASSERT_LE(0, b);
+	EXPECT_EQ(-ETIME, helper_fetch(&self->h, 10));	/* queued */
+	ASSERT_EQ(0, ioctl(self->h.fd, HZRAM_IOC_DETACH));
+	EXPECT_EQ(-ECANCELED, helper_fetch(&self->h, 2000));
+	EXPECT_EQ(0, OFF(HELPER));
+	EXPECT_EQ(0, OFF(STAGED));
+	EXPECT_EQ(0, OFF(DEATHS));
+	EXPECT_EQ(BATCH + 1, OFF(KERNEL_GONE));
+	helper_encode(&self->h, b, GOOD);
+	EXPECT_EQ(-ENODEV, helper_commit(&self->h, b, 0, helper_desc(&self->h, b)->seq));
+	EXPECT_EQ(-1, ioctl(self->h.fd, HZRAM_IOC_DETACH));
+	EXPECT_EQ(ENODEV, errno);
+	EXPECT_EQ(-1, ioctl(self->h.fd, HZRAM_IOC_ATTACH, &self->h.a));
+	EXPECT_EQ(EISCONN, errno);
+	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
+	/* The device takes another helper at once. */
+	helper_close(&self->h);
+	ASSERT_EQ(0, helper_attach(&self->h, self->id));
+	EXPECT_EQ(2, OFF(ATTACHES));
 }
 
 /* A helper thread serves while writers overwrite pages at random. */
@@ -569,7 +671,8 @@ TEST(other_algorithm)
 {
 	uint64_t v[HZRAM_OFF_NR_FIELDS];
 	struct helper h;
-	int id = hot_add();
+	uint8_t *page;
+	int id = hot_add(), fd;
 
 	ASSERT_LE(0, id);
 	ASSERT_EQ(0, attr_write(id, "comp_algorithm", "lzo-rle"));
@@ -580,9 +683,19 @@ TEST(other_algorithm)
 	ASSERT_EQ(0, helper_attach(&h, id));
 	ASSERT_EQ(0, attr_write(id, "comp_algorithm", "lzo-rle"));
 	ASSERT_EQ(0, attr_write(id, "disksize", "1M"));
+	fd = dev_open(id, O_RDWR | O_DIRECT);
+	ASSERT_LE(0, fd);
+	page = page_alloc(4);
+	ASSERT_NE(NULL, page);
+	text_fill(page, 4 * PAGE, 7);
+	ASSERT_EQ(0, pio(fd, page, 4 * PAGE, 0, 1));
+	close(fd);
+	free(page);
 	ASSERT_EQ(0, off_stat(id, v));
 	EXPECT_EQ(1, v[HZRAM_OFF_HELPER]);
 	EXPECT_EQ(0, v[HZRAM_OFF_ACTIVE]);
+	EXPECT_EQ(4, v[HZRAM_OFF_NOT_LZ4]);
+	EXPECT_EQ(0, v[HZRAM_OFF_STAGED]);
 	helper_close(&h);
 	EXPECT_EQ(0, hot_remove(id));
 }

@@ -56,16 +56,18 @@ io_field() {
 }
 
 ktap_main() {
-	local n=0 failed=0 passed=0 skipped=0 t rc
+	local n=0 failed=0 passed=0 skipped=0 t t0 rc
 	echo "TAP version 13"
 	echo "1..$#"
 	for t in "$@"; do
 		n=$((n + 1))
 		echo "# RUN $t"
+		t0=$SECONDS
 		( set -eo pipefail; "$t" ) 2>&1 | while IFS= read -r line; do
 			printf '# %s\n' "$line"
 		done
 		rc=${PIPESTATUS[0]}
+		echo "# $t: $((SECONDS - t0)) s"
 		case $rc in
 		0) echo "ok $n $t"; passed=$((passed + 1)) ;;
 		"$KSFT_SKIP") echo "ok $n $t # SKIP"; skipped=$((skipped + 1)) ;;

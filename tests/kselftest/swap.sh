@@ -6,9 +6,12 @@
 # make every page slow, 1.25 times, in a pass that brings back only the
 # pages that went out); no OOM kill, no hang, every word verified, as
 # much swapped out and in as did not fit; reset refused while swapping;
-# swapoff; the pages of a program that exits leave the device.
+# swapoff; the pages of a program that exits leave the device. Then the
+# same with hzramd attached, 3 times the guest's memory (on the debug
+# kernel this one replaces the first, at its size).
 # Loads and unloads the hzram module itself.
 . "$(dirname "$0")/ktap.sh"
+. "$(dirname "$0")/hzramd-lib.sh"
 
 # pswp in|out: pages read from or written to swap so far.
 pswp() {
@@ -81,4 +84,49 @@ test_swap_pages_are_freed() {
 	rmmod hzram
 }
 
-ktap_main test_swap_under_pressure test_swap_pages_are_freed
+# 3 times the memory through swap with hzramd compressing: one verifying
+# pass forwards, every page out and back (on the debug kernel 1.25 times,
+# backwards, as above). The writes staged for hzramd are copied into the
+# arena it mapped when it attached: nothing is allocated to swap out.
+test_swap_with_hzramd() {
+	local mem_mib want rc over in0 out0 swapped_in swapped_out reverse=
+	mem_mib=$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo)
+	want=$((SHRINK > 1 ? mem_mib * 5 / 4 : mem_mib * 3))
+	over=$((want - mem_mib))
+	[ "$SHRINK" -gt 1 ] && reverse=-r
+	modprobe hzram
+	DEV=hzram0
+	# Under lockdep and KASAN a batch takes longer to fill.
+	[ "$SHRINK" = 1 ] || echo 50000 >/sys/block/hzram0/offload_flush_us
+	echo 3G >/sys/block/hzram0/disksize
+	: >$LOG
+	start_hzramd
+	mkswap /dev/hzram0 >/dev/null
+	swapon -p 100 /dev/hzram0
+	echo "guest memory ${mem_mib} MiB; allocating ${want} MiB"
+	rc=0
+	in0=$(pswp in) out0=$(pswp out)
+	swap_verify $reverse "$want" 1 || rc=$?
+	swapped_in=$(( ($(pswp in) - in0) / 256 )) swapped_out=$(( ($(pswp out) - out0) / 256 ))
+	echo "swap_verify exit $rc; swapped out $swapped_out MiB, in $swapped_in MiB"
+	echo "offload_stat $(cat /sys/block/hzram0/offload_stat)"
+	echo "mm_stat $(cat /sys/block/hzram0/mm_stat)"
+	dmesg | grep -iE 'out of memory|oom-kill|killed process' && fail "OOM killer ran"
+	expect_eq "$rc" 0 "swap_verify exit status"
+	expect_eq "$(io_field hzram0 1)$(io_field hzram0 2)" 00 "failed I/O in io_stat"
+	[ "$swapped_out" -ge "$over" ] || fail "swapped out $swapped_out MiB, want $over or more"
+	[ "$swapped_in" -ge "$over" ] || fail "swapped in $swapped_in MiB, want $over or more"
+	kill -0 $HZRAMD_PID || fail "hzramd is gone: $(tail -n 3 $LOG)"
+	expect_eq "$(off_field 14)" 0 "helper deaths"
+	[ "$(off_field 4)" -gt 0 ] || fail "no page went through hzramd"
+	swapoff /dev/hzram0
+	stop_hzramd
+	echo 1 >/sys/block/hzram0/reset
+	rmmod hzram
+}
+
+if [ "$SHRINK" -gt 1 ]; then
+	ktap_main test_swap_with_hzramd test_swap_pages_are_freed
+else
+	ktap_main test_swap_under_pressure test_swap_pages_are_freed test_swap_with_hzramd
+fi

@@ -48,7 +48,9 @@ enum hzram_io_stat_field {
 /*
  * Fields of /sys/block/hzramN/offload_stat, in the order they are printed:
  * what the userspace helper (hzramd) did for the device since it was
- * initialised. Pages are counts of 4 KiB pages.
+ * last reset. Pages are counts of 4 KiB pages. The round-trip times are
+ * the upper bounds of histogram buckets a quarter of a power of two wide
+ * (at most 25% above the true value), 0 before the first commit.
  */
 enum hzram_offload_stat_field {
 	HZRAM_OFF_HELPER,		/* 1: a helper is attached */
@@ -66,6 +68,23 @@ enum hzram_offload_stat_field {
 	HZRAM_OFF_BATCHES,		/* batches committed by the helper */
 	HZRAM_OFF_TIMEOUTS,		/* batches taken back after offload_timeout_ms */
 	HZRAM_OFF_BAD_COMMITS,		/* commits refused: unknown, duplicate, late */
+	HZRAM_OFF_ATTACHES,		/* helpers attached */
+	HZRAM_OFF_DEATHS,		/* helpers that died attached */
+	/* HZRAM_OFF_PAGES_KERNEL by reason; the four add up to it: */
+	HZRAM_OFF_KERNEL_SMALL,		/* in batches under offload_min_pages */
+	HZRAM_OFF_KERNEL_TIMEOUT,	/* in batches taken back after
+					 * offload_timeout_ms */
+	HZRAM_OFF_KERNEL_GONE,		/* taken back when the helper detached
+					 * or died, offload was turned off, or
+					 * at reset */
+	HZRAM_OFF_KERNEL_REFUSED,	/* the helper's record was rejected,
+					 * failed verification, or was "not
+					 * encoded" */
+	HZRAM_OFF_NOT_LZ4,		/* writes not staged: a helper is
+					 * attached, the device is not lz4 */
+	HZRAM_OFF_RTT_P50_US,		/* batch round trip, hand-out to commit:
+					 * median, in microseconds */
+	HZRAM_OFF_RTT_P99_US,		/* ... 99th percentile */
 	HZRAM_OFF_NR_FIELDS,
 };
 
@@ -107,8 +126,11 @@ struct hzram_page_record {
  *    descriptor's output_offset: batch_pages records, then the data
  *    area), then IORING_OP_URING_CMD HZRAM_CMD_COMMIT with struct
  *    hzram_cmd { batch, 0, seq }: completes with 0 or a negative errno.
- * 5. close() (or exit, or death) detaches: every batch the helper still
- *    holds goes back to the kernel, which compresses it itself.
+ * 5. HZRAM_IOC_DETACH detaches: every batch the helper still holds goes
+ *    back to the kernel, which compresses it itself, and every queued
+ *    FETCH completes with -ECANCELED. So does the helper's death, or its
+ *    exit; closing the file detaches too, once no queued FETCH holds it.
+ *    A detached file cannot attach again.
  */
 #define HZRAM_CONTROL_PATH	"/dev/hzram-control"
 
@@ -168,6 +190,7 @@ enum hzram_cmd_op {
 
 #define HZRAM_IOC_MAGIC		0xb7
 #define HZRAM_IOC_ATTACH	_IOWR(HZRAM_IOC_MAGIC, 1, struct hzram_attach)
+#define HZRAM_IOC_DETACH	_IO(HZRAM_IOC_MAGIC, 2)
 
 /* Sizes both sides check at build time. */
 #define HZRAM_PAGE_RECORD_SIZE	16

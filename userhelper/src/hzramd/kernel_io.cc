@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include "log.h"
+
 namespace hzramd {
 namespace {
 
@@ -103,9 +105,11 @@ int KernelIo::Setup(int stop_fd) {
 }
 
 KernelIo::~KernelIo() {
-  // The module detaches the device when the file is released or, while
-  // the queue's pending FETCHes still hold the file, when it sees this
-  // process exit; either way it takes back what is still held.
+  // Detach: the module takes back what is still held and completes the
+  // queued FETCHes (-ECANCELED), which hold the file. Without that it
+  // would detach only when it saw this process exit, and count a death.
+  if (owned_ && fd_ >= 0 && ioctl(fd_, HZRAM_IOC_DETACH) && errno != ENXIO && errno != ENODEV)
+    HZ_WARN("hzram%u: detach: %s", device_, std::strerror(errno));
   if (owned_) {
     if (regions_.ro) munmap(const_cast<std::uint8_t*>(regions_.ro), regions_.info.ro_size);
     if (regions_.rw) munmap(regions_.rw, regions_.info.rw_size);

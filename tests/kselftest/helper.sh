@@ -1,0 +1,162 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# hzram with hzramd, the real helper, attached: fio with verify (4k
+# random and 1M sequential, several jobs, psync, libaio and io_uring at
+# queue depth 32) with most pages compressed by hzramd; hzramd killed
+# with SIGKILL at random moments 100 times while fio writes and verifies,
+# restarted each time (25 times on the debug kernel, where a restart
+# takes seconds); pages hzramd compressed read back one at a time
+# through the kernel's LZ4 once it has gone; SIGTERM drains and exits 0;
+# hzramd's clear errors. Needs the hzram module loaded and hzramd in
+# ./hzramd/ (tests/kselftest/Makefile puts it there with its libraries).
+. "$(dirname "$0")/ktap.sh"
+. "$(dirname "$0")/hzramd-lib.sh"
+
+DEV=
+
+setup() {
+	DEV=hzram$(cat /sys/class/hzram-control/hot_add)
+	echo lz4 >/sys/block/$DEV/comp_algorithm
+	# Where lockdep and KASAN make every write ten times slower, batches
+	# wait longer to fill before the kernel takes them.
+	[ "$SHRINK" = 1 ] || echo 50000 >/sys/block/$DEV/offload_flush_us
+	echo "${1:-512M}" >/sys/block/$DEV/disksize
+}
+
+teardown() {
+	echo "${DEV#hzram}" >/sys/class/hzram-control/hot_remove
+}
+
+run_fio() {
+	local name=$1 out
+	shift
+	out=$(fio --name="$name" --filename=/dev/$DEV --direct=1 \
+		--verify=crc32c --verify_fatal=1 --do_verify=1 \
+		--buffer_compress_percentage=60 --refill_buffers \
+		--group_reporting --output-format=terse --terse-version=3 "$@" 2>&1) ||
+		fail "fio $name: $out"
+	echo "$out" | awk -F';' -v n="$name" '$1 == 3 {print "fio " n ": errors " $5; if ($5 != 0) exit 1}'
+}
+
+# offload_stat's pages compressed by the module, by reason, add up to all
+# of them.
+expect_reasons_add_up() {
+	expect_eq $(( $(off_field 15) + $(off_field 16) + $(off_field 17) + $(off_field 18) )) \
+		"$(off_field 5)" "pages compressed by the module, by reason and in all"
+}
+
+# The pages written while a helper served: most of them went through it
+# (the rest were staged and compressed by the module, or compressed by
+# the writer when staging was full).
+expect_most_by_helper() {
+	local helper kernel
+	helper=$(off_field 4) kernel=$(( $(off_field 5) + $(off_field 6) ))
+	echo "offload_stat: $(cat /sys/block/$DEV/offload_stat)"
+	[ "$helper" -gt "$kernel" ] ||
+		fail "$helper pages through the helper, $kernel in the kernel"
+}
+
+test_hzramd_fio_verify() {
+	: >$LOG
+	setup
+	start_hzramd
+	run_fio rand4k --rw=randwrite --bs=4k --size=$((16 / SHRINK))M --numjobs=4 \
+		--offset_increment=64M --ioengine=libaio --iodepth=16
+	run_fio seq1m --rw=write --bs=1M --size=$((48 / SHRINK))M --numjobs=3 \
+		--offset_increment=128M --ioengine=psync
+	run_fio uring4k --rw=randwrite --bs=4k --size=$((16 / SHRINK))M --numjobs=2 \
+		--offset_increment=64M --ioengine=io_uring --iodepth=32
+	run_fio uring1m --rw=write --bs=1M --size=$((48 / SHRINK))M --numjobs=2 \
+		--offset_increment=128M --ioengine=io_uring --iodepth=32
+	expect_most_by_helper
+	stop_hzramd
+	expect_reasons_add_up
+	[ "$(off_field 20)" -gt 0 ] || fail "no round trip timed"
+	expect_eq "$(io_field $DEV 1)$(io_field $DEV 2)" 00 "failed I/O in io_stat"
+	teardown
+}
+
+# The corpus written with hzramd attached; hzramd stops; every page read
+# back by itself (4 KiB direct reads, so no readahead), decoded by the
+# kernel's LZ4, and compared.
+test_hzramd_pages_decode_in_kernel() {
+	local pages want got
+	[ -f "$HZRAM_CORPUS" ] || skip "no page corpus"
+	: >$LOG
+	setup
+	pages=$(( $(stat -c %s "$HZRAM_CORPUS") / 4096 / SHRINK ))
+	start_hzramd
+	dd if="$HZRAM_CORPUS" of=/dev/$DEV bs=1M count=$((pages / 256)) oflag=direct status=none
+	stop_hzramd
+	expect_most_by_helper
+	want=$(dd if="$HZRAM_CORPUS" bs=4k count=$pages status=none | sha256sum)
+	got=$(dd if=/dev/$DEV bs=4k count=$pages iflag=direct status=none | sha256sum)
+	expect_eq "$got" "$want" "device contents after hzramd stopped"
+	teardown
+}
+
+# 100 times (25 on the debug kernel): hzramd killed with SIGKILL at a
+# random moment while fio writes and verifies, then started again. Every
+# fio run verifies; the module takes back whatever the dead helper held.
+test_hzramd_sigkill_during_fio_verify() {
+	local kills=0 fio_pid runs=/tmp/fio-runs stop=/tmp/fio-stop rc=0
+	local want=$((SHRINK > 1 ? 25 : 100))
+	: >$LOG
+	rm -f $runs $stop
+	setup
+	start_hzramd
+	(
+		set -e
+		while [ ! -e $stop ]; do
+			run_fio k4 --rw=randwrite --bs=4k --size=$((8 / SHRINK))M --numjobs=2 \
+				--offset_increment=64M --ioengine=io_uring --iodepth=32
+			run_fio k1m --rw=write --bs=1M --size=$((32 / SHRINK))M --numjobs=2 \
+				--offset_increment=128M --ioengine=libaio --iodepth=4
+			echo >>$runs
+		done
+	) &
+	fio_pid=$!
+	while [ $kills -lt $want ] && kill -0 $fio_pid 2>/dev/null; do
+		sleep "0.$(printf '%03d' $((RANDOM % 200)))"
+		kill -KILL $HZRAMD_PID
+		wait $HZRAMD_PID 2>/dev/null || true
+		kills=$((kills + 1))
+		# The module notices the death within tens of milliseconds and
+		# takes the batches back; until then a new helper gets EBUSY.
+		wait_attached 0 || fail "the killed hzramd is still attached"
+		start_hzramd
+	done
+	touch $stop
+	wait $fio_pid || rc=$?
+	echo "$kills kills; $(wc -l <$runs) rounds of fio verified; offload_stat $(cat /sys/block/$DEV/offload_stat)"
+	expect_eq $rc 0 "fio (verify) exit status"
+	expect_eq $kills $want "kills before fio failed"
+	[ "$(off_field 4)" -gt 0 ] || fail "no page went through the helper"
+	expect_eq "$(off_field 13)" $((want + 1)) "attaches in offload_stat"
+	expect_eq "$(off_field 14)" $want "deaths in offload_stat"
+	expect_reasons_add_up
+	stop_hzramd
+	expect_eq "$(io_field $DEV 1)$(io_field $DEV 2)" 00 "failed I/O in io_stat"
+	teardown
+}
+
+test_hzramd_errors() {
+	local out rc
+	setup
+	echo "${DEV#hzram}" >/sys/class/hzram-control/hot_remove
+	out=$("${HZRAMD[@]}" --device "${DEV#hzram}" --log-level warn 2>&1) && rc=0 || rc=$?
+	expect_eq $rc 1 "exit status for a missing device"
+	echo "$out" | grep -q "does not exist" || fail "missing device: $out"
+	DEV=hzram$(cat /sys/class/hzram-control/hot_add)
+	echo lzo-rle >/sys/block/$DEV/comp_algorithm
+	echo 16M >/sys/block/$DEV/disksize
+	out=$("${HZRAMD[@]}" --device "${DEV#hzram}" --log-level warn 2>&1) && rc=0 || rc=$?
+	expect_eq $rc 1 "exit status for an lzo-rle device"
+	echo "$out" | grep -q "does not use lz4" || fail "lzo-rle device: $out"
+	out=$("${HZRAMD[@]}" --device x 2>&1) && rc=0 || rc=$?
+	expect_eq $rc 2 "exit status for a bad argument"
+	teardown
+}
+
+ktap_main test_hzramd_fio_verify test_hzramd_pages_decode_in_kernel \
+	test_hzramd_sigkill_during_fio_verify test_hzramd_errors

@@ -1,0 +1,49 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: GPL-2.0
+# Starting and stopping hzramd in the test guests, for helper.sh and
+# swap.sh (after ktap.sh). DEV is the hzram device served (hzramN).
+
+HZRAMD_PID=
+LOG=/tmp/hzramd.log
+
+# hzramd with its libraries: a command, not a function, so that "&" starts
+# hzramd itself (env execs it) and $! is its pid.
+HZRAMD=(env LD_LIBRARY_PATH="$HERE/hzramd/lib" "$HERE/hzramd/hzramd")
+
+# off_field N: field N (1-based) of offload_stat.
+off_field() {
+	local f
+	read -ra f <"/sys/block/$DEV/offload_stat"
+	echo "${f[$1 - 1]}"
+}
+
+# wait_attached 0|1: wait (up to 10 s) until offload_stat says whether a
+# helper is attached. Reads with the shell's read: no process per poll.
+wait_attached() {
+	local f i
+	for ((i = 0; i < 1000; i++)); do
+		read -ra f <"/sys/block/$DEV/offload_stat"
+		[ "${f[0]}" = "$1" ] && return 0
+		[ -z "${2:-}" ] || kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.01
+	done
+	return 1
+}
+
+# start_hzramd: start hzramd for $DEV and wait until it is attached.
+start_hzramd() {
+	"${HZRAMD[@]}" --device "${DEV#hzram}" --threads 2 --log-level warn >>$LOG 2>&1 &
+	HZRAMD_PID=$!
+	wait_attached 1 $HZRAMD_PID || fail "hzramd did not attach: $(tail -n 3 $LOG)"
+}
+
+# stop_hzramd: SIGTERM; hzramd commits what it holds and exits 0, and
+# the module holds every page itself.
+stop_hzramd() {
+	local rc=0
+	kill -TERM $HZRAMD_PID
+	wait $HZRAMD_PID || rc=$?
+	expect_eq $rc 0 "hzramd exit status after SIGTERM ($(tail -n 3 $LOG))"
+	expect_eq "$(off_field 1)" 0 "helper still attached after hzramd exited"
+	expect_eq "$(off_field 3)" 0 "pages still staged after hzramd exited"
+}
