@@ -82,6 +82,8 @@ struct hzram_offload {
 	spinlock_t lock;
 	bool active;			/* staging writes (under lock) */
 	bool unlinked;			/* under lock; FETCH fails */
+	bool died;			/* its death was counted (under
+					 * hzram_offload_mutex) */
 	unsigned int nr_batches;
 	unsigned int batch_pages;
 	void *ro;			/* descriptors, then staging */
@@ -604,6 +606,25 @@ void hzram_offload_unlink(struct hzram *hz)
 		hzram_offload_detach(off, -ENODEV);
 }
 
+static bool hzram_offload_task_dead(struct hzram_offload *off)
+{
+	return (READ_ONCE(off->task->signal->flags) & SIGNAL_GROUP_EXIT) ||
+	       (READ_ONCE(off->task->flags) & PF_EXITING);
+}
+
+/* Count the death of @off's process, once, if it is still attached. */
+static void hzram_offload_count_death(struct hzram_offload *off)
+{
+	mutex_lock(&hzram_offload_mutex);
+	if (off->hz && !off->died) {
+		off->died = true;
+		pr_warn("%s: helper %d died; the module takes its batches back\n",
+			off->hz->disk->disk_name, task_pid_nr(off->task));
+		hzram_offload_count(off->hz, HZRAM_OFF_DEATHS);
+	}
+	mutex_unlock(&hzram_offload_mutex);
+}
+
 /*
  * Every HZRAM_MONITOR_MS: take back the batches the helper kept past
  * offload_timeout_ms, and detach a helper whose process is exiting (its
@@ -613,22 +634,14 @@ static void hzram_offload_monitor_fn(struct work_struct *work)
 {
 	struct hzram_offload *off = container_of(to_delayed_work(work),
 					struct hzram_offload, monitor);
+	unsigned int i;
+
 	/*
 	 * A killed or exiting process: its io_uring cancels its requests
 	 * before the task is marked PF_EXITING, and waits for our FETCHes.
 	 */
-	bool dead = (READ_ONCE(off->task->signal->flags) & SIGNAL_GROUP_EXIT) ||
-		    (READ_ONCE(off->task->flags) & PF_EXITING);
-	unsigned int i;
-
-	if (dead) {
-		mutex_lock(&hzram_offload_mutex);
-		if (off->hz) {
-			pr_warn("%s: helper %d died; the module takes its batches back\n",
-				off->hz->disk->disk_name, task_pid_nr(off->task));
-			hzram_offload_count(off->hz, HZRAM_OFF_DEATHS);
-		}
-		mutex_unlock(&hzram_offload_mutex);
+	if (hzram_offload_task_dead(off)) {
+		hzram_offload_count_death(off);
 		hzram_offload_detach(off, -ECANCELED);
 		return;
 	}
@@ -940,6 +953,9 @@ static int hzram_ctl_release(struct inode *inode, struct file *file)
 	off->unlinked = true;
 	spin_unlock(&off->lock);
 	cancel_delayed_work_sync(&off->monitor);
+	/* Killed with no FETCH queued: the exit closes the file first. */
+	if (hzram_offload_task_dead(off))
+		hzram_offload_count_death(off);
 	hzram_offload_detach(off, -ENODEV);
 	hzram_offload_free(off);
 	return 0;

@@ -60,13 +60,13 @@ test_hzramd_fio_verify() {
 	: >$LOG
 	setup
 	start_hzramd
-	run_fio rand4k --rw=randwrite --bs=4k --size=$((16 / SHRINK))M --numjobs=4 \
+	run_fio rand4k --rw=randwrite --bs=4k --size=$((8 / SHRINK))M --numjobs=4 \
 		--offset_increment=64M --ioengine=libaio --iodepth=16
-	run_fio seq1m --rw=write --bs=1M --size=$((48 / SHRINK))M --numjobs=3 \
+	run_fio seq1m --rw=write --bs=1M --size=$((32 / SHRINK))M --numjobs=2 \
 		--offset_increment=128M --ioengine=psync
-	run_fio uring4k --rw=randwrite --bs=4k --size=$((16 / SHRINK))M --numjobs=2 \
+	run_fio uring4k --rw=randwrite --bs=4k --size=$((8 / SHRINK))M --numjobs=2 \
 		--offset_increment=64M --ioengine=io_uring --iodepth=32
-	run_fio uring1m --rw=write --bs=1M --size=$((48 / SHRINK))M --numjobs=2 \
+	run_fio uring1m --rw=write --bs=1M --size=$((32 / SHRINK))M --numjobs=2 \
 		--offset_increment=128M --ioengine=io_uring --iodepth=32
 	expect_most_by_helper
 	stop_hzramd
@@ -108,16 +108,16 @@ test_hzramd_sigkill_during_fio_verify() {
 	(
 		set -e
 		while [ ! -e $stop ]; do
-			run_fio k4 --rw=randwrite --bs=4k --size=$((8 / SHRINK))M --numjobs=2 \
-				--offset_increment=64M --ioengine=io_uring --iodepth=32
-			run_fio k1m --rw=write --bs=1M --size=$((32 / SHRINK))M --numjobs=2 \
-				--offset_increment=128M --ioengine=libaio --iodepth=4
+			run_fio k4 --rw=randwrite --bs=4k --size=$((8 / SHRINK))M \
+				--ioengine=io_uring --iodepth=32
+			run_fio k1m --rw=write --bs=1M --size=$((32 / SHRINK))M \
+				--offset=64M --ioengine=libaio --iodepth=4
 			echo >>$runs
 		done
 	) &
 	fio_pid=$!
 	while [ $kills -lt $want ] && kill -0 $fio_pid 2>/dev/null; do
-		sleep "0.$(printf '%03d' $((RANDOM % 200)))"
+		sleep "0.$(printf '%03d' $((RANDOM % 100)))"
 		kill -KILL $HZRAMD_PID
 		wait $HZRAMD_PID 2>/dev/null || true
 		kills=$((kills + 1))
