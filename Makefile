@@ -15,7 +15,8 @@
 #                        the test kernels and run every test
 #   make demo            the quick-start demo in a virtual machine
 #   make bench           the codec against liblz4; hzram against zram in
-#                        a virtual machine, as a block device and as swap
+#                        a virtual machine, as a block device and as swap;
+#                        hzram with hzramd against both
 #   make dkms-install    install the module with DKMS (root)
 #   make dkms-uninstall  remove it
 
@@ -50,6 +51,7 @@ bench: deps userhelper
 	build/userhelper/hzbench --corpus $(CORPUS)
 	bench/zram-compare
 	bench/swap-compare
+	bench/offload-compare
 
 dkms-install:
 	scripts/dkms install
