@@ -1,15 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# hzram as swap in a small guest: a program allocates and verifies about
-# 2.5 times the guest's memory of patterned data in one pass that brings
-# every page back from swap; no OOM kill, no hang, every word verified, as
-# much swapped out and in as did not fit; reset refused while swapping;
-# once the program has exited its pages leave the device; swapoff. Then
-# the same with hzramd attached, 3 times the guest's memory. On the debug
-# kernel, where KASAN and lockdep make every page slow, only the second,
-# over 1.25 times the memory in a pass that brings back only the pages
-# that went out (writes that find staging full take the path without
-# the helper there). Loads and unloads the hzram module itself.
+# hzram as swap in a small guest, with hzramd: a program allocates and
+# verifies 3 times the guest's memory of patterned data in one pass that
+# brings every page back from swap, while hzramd compresses, is killed,
+# and is started again (see the test); on the debug kernel, where KASAN
+# and lockdep make every page slow, 1.25 times the memory in a pass that
+# brings back only what went out. No OOM kill, no hang, every word
+# verified; reset refused while swapping; once the program has exited its
+# pages leave the device; swapoff. Loads and unloads the module itself.
 . "$(dirname "$0")/ktap.sh"
 . "$(dirname "$0")/hzramd-lib.sh"
 
@@ -30,51 +28,16 @@ pswp() {
 	awk -v k="pswp$1" '$1 == k {print $2}' /proc/vmstat
 }
 
-test_swap_under_pressure() {
-	local mem_mib want rc over in0 out0 swapped_in swapped_out
-	mem_mib=$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo)
-	# 2.5 times the memory, one verifying pass that walks forwards: each
-	# page it brings back pushes out one it has yet to read, so all of
-	# them go out and come back.
-	want=$((mem_mib * 5 / 2))
-	over=$((want - mem_mib))
-	modprobe hzram
-	echo 2G >/sys/block/hzram0/disksize
-	mkswap /dev/hzram0 >/dev/null
-	swapon -p 100 /dev/hzram0
-	grep -q '^/dev/hzram0 ' /proc/swaps || fail "not in /proc/swaps"
-	expect_errno EBUSY /sys/block/hzram0/reset 1
-	echo "guest memory ${mem_mib} MiB; allocating ${want} MiB"
-	rc=0
-	in0=$(pswp in) out0=$(pswp out)
-	swap_verify "$want" 1 || rc=$?
-	swapped_in=$(( ($(pswp in) - in0) / 256 )) swapped_out=$(( ($(pswp out) - out0) / 256 ))
-	echo "swap_verify exit $rc; swapped out $swapped_out MiB, in $swapped_in MiB"
-	echo "mm_stat $(cat /sys/block/hzram0/mm_stat)"
-	echo "io_stat $(cat /sys/block/hzram0/io_stat); debug_stat $(tr '\n' ' ' </sys/block/hzram0/debug_stat)"
-	grep -E '^(Swap|Mem)(Total|Free)' /proc/meminfo | tr -s ' ' | tr '\n' ' '; echo
-	dmesg | grep -iE 'out of memory|oom-kill|killed process' && fail "OOM killer ran"
-	expect_eq "$rc" 0 "swap_verify exit status"
-	expect_eq "$(io_field hzram0 1)$(io_field hzram0 2)" 00 "failed I/O in io_stat"
-	# What did not fit in memory went out to swap and came back.
-	[ "$swapped_out" -ge "$over" ] || fail "swapped out $swapped_out MiB, want $over or more"
-	[ "$swapped_in" -ge "$over" ] || fail "swapped in $swapped_in MiB, want $over or more"
-	expect_freed "$over"
-	swapoff /dev/hzram0
-	grep -q '^/dev/hzram0 ' /proc/swaps && fail "still in /proc/swaps"
-	# Freed slots: swap told the device, so little is left stored.
-	echo "after swapoff: mm_stat $(cat /sys/block/hzram0/mm_stat)"
-	echo 1 >/sys/block/hzram0/reset
-	rmmod hzram
-}
-
-# 3 times the memory through swap with hzramd compressing: one verifying
-# pass forwards, every page out and back (on the debug kernel 1.25 times,
-# walking backwards, swap_verify -r: only what did not fit goes out and
-# comes back, a third of the swap traffic). The writes staged for hzramd are copied into the
-# arena it mapped when it attached: nothing is allocated to swap out.
-test_swap_with_hzramd() {
-	local mem_mib want rc over in0 out0 swapped_in swapped_out reverse=
+# One verifying pass over 3 times the memory through swap, every page out
+# and back (on the debug kernel 1.25 times, walking backwards, swap_verify
+# -r: only what did not fit goes out and comes back, a third of the swap
+# traffic). hzramd compresses the first third of the swap-outs; then it is
+# killed (SIGKILL, under memory pressure: the module takes its batches
+# back) and the device goes on without a helper for the second third;
+# then a new hzramd attaches, under pressure, for the rest. No OOM kill,
+# no failed I/O, every word verified, one death and two attaches counted.
+test_swap_with_hzramd_killed_and_restarted() {
+	local mem_mib want rc over in0 out0 swapped_in swapped_out reverse= pid out
 	mem_mib=$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo)
 	want=$((SHRINK > 1 ? mem_mib * 5 / 4 : mem_mib * 3))
 	over=$((want - mem_mib))
@@ -88,31 +51,43 @@ test_swap_with_hzramd() {
 	start_hzramd
 	mkswap /dev/hzram0 >/dev/null
 	swapon -p 100 /dev/hzram0
+	grep -q '^/dev/hzram0 ' /proc/swaps || fail "not in /proc/swaps"
+	expect_errno EBUSY /sys/block/hzram0/reset 1
 	echo "guest memory ${mem_mib} MiB; allocating ${want} MiB"
 	rc=0
 	in0=$(pswp in) out0=$(pswp out)
-	swap_verify $reverse "$want" 1 || rc=$?
+	swap_verify $reverse "$want" 1 &
+	pid=$!
+	out() { echo $(( ($(pswp out) - out0) / 256 )); }
+	while kill -0 $pid 2>/dev/null && [ "$(out)" -lt $((over / 3)) ]; do sleep 0.2; done
+	kill -KILL $HZRAMD_PID
+	wait $HZRAMD_PID 2>/dev/null || true
+	wait_attached 0 || fail "the killed hzramd is still attached"
+	echo "hzramd killed after $(out) MiB swapped out"
+	while kill -0 $pid 2>/dev/null && [ "$(out)" -lt $((2 * over / 3)) ]; do sleep 0.2; done
+	start_hzramd
+	echo "hzramd started again after $(out) MiB swapped out"
+	wait $pid || rc=$?
 	swapped_in=$(( ($(pswp in) - in0) / 256 )) swapped_out=$(( ($(pswp out) - out0) / 256 ))
 	echo "swap_verify exit $rc; swapped out $swapped_out MiB, in $swapped_in MiB"
 	echo "offload_stat $(cat /sys/block/hzram0/offload_stat)"
 	echo "mm_stat $(cat /sys/block/hzram0/mm_stat)"
+	echo "io_stat $(cat /sys/block/hzram0/io_stat); debug_stat $(tr '\n' ' ' </sys/block/hzram0/debug_stat)"
 	dmesg | grep -iE 'out of memory|oom-kill|killed process' && fail "OOM killer ran"
 	expect_eq "$rc" 0 "swap_verify exit status"
 	expect_eq "$(io_field hzram0 1)$(io_field hzram0 2)" 00 "failed I/O in io_stat"
+	# What did not fit in memory went out to swap and came back.
 	[ "$swapped_out" -ge "$over" ] || fail "swapped out $swapped_out MiB, want $over or more"
 	[ "$swapped_in" -ge "$over" ] || fail "swapped in $swapped_in MiB, want $over or more"
 	expect_freed "$over"
 	kill -0 $HZRAMD_PID || fail "hzramd is gone: $(tail -n 3 $LOG)"
-	expect_eq "$(off_field 14)" 0 "helper deaths"
+	expect_eq "$(off_field 13) $(off_field 14)" "2 1" "helper attaches and deaths"
 	[ "$(off_field 4)" -gt 0 ] || fail "no page went through hzramd"
 	swapoff /dev/hzram0
+	grep -q '^/dev/hzram0 ' /proc/swaps && fail "still in /proc/swaps"
 	stop_hzramd
 	echo 1 >/sys/block/hzram0/reset
 	rmmod hzram
 }
 
-if [ "$SHRINK" -gt 1 ]; then
-	ktap_main test_swap_with_hzramd
-else
-	ktap_main test_swap_under_pressure test_swap_with_hzramd
-fi
+ktap_main test_swap_with_hzramd_killed_and_restarted
