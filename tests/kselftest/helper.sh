@@ -18,8 +18,12 @@ setup() {
 	DEV=hzram$(cat /sys/class/hzram-control/hot_add)
 	echo lz4 >/sys/block/$DEV/comp_algorithm
 	# Where lockdep and KASAN make every write ten times slower, batches
-	# wait longer to fill before the kernel takes them.
-	[ "$SHRINK" = 1 ] || echo 50000 >/sys/block/$DEV/offload_flush_us
+	# wait longer to fill before the kernel takes them, and hzramd has
+	# longer to return them.
+	if [ "$SHRINK" != 1 ]; then
+		echo 50000 >/sys/block/$DEV/offload_flush_us
+		echo 10000 >/sys/block/$DEV/offload_timeout_ms
+	fi
 	echo "${1:-512M}" >/sys/block/$DEV/disksize
 }
 

@@ -217,6 +217,8 @@ FIXTURE_SETUP(off)
 	ASSERT_EQ(0, attr_write(self->id, "offload_min_pages", "8"));
 	/* Batches close when full, however slow the kernel, unless a test says. */
 	ASSERT_EQ(0, attr_write(self->id, "offload_flush_us", "1000000"));
+	/* Nor are they taken back from the test's helper, unless a test says. */
+	ASSERT_EQ(0, attr_write(self->id, "offload_timeout_ms", "60000"));
 	ASSERT_EQ(0, attr_write(self->id, "disksize", "4M"));
 	self->fd = dev_open(self->id, O_RDWR | O_DIRECT);
 	ASSERT_LE(0, self->fd);
@@ -577,7 +579,8 @@ static void *serve(void *arg)
 	return b == -ETIME ? NULL : (void *)1;
 }
 
-TEST_F(off, random_overwrites_while_serving)
+/* Minutes on a debug kernel on a busy machine, not seconds. */
+TEST_F_TIMEOUT(off, random_overwrites_while_serving, 300)
 {
 	uint64_t s = 5;
 	pthread_t t;
