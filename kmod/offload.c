@@ -166,18 +166,17 @@ static u64 hzram_rtt_bucket_top(unsigned int bucket)
  */
 u64 hzram_offload_rtt(struct hzram *hz, unsigned int pct)
 {
-	u64 n[HZRAM_RTT_BUCKETS], total = 0, want, seen = 0;
+	u64 total = 0, want, seen = 0;
 	unsigned int i;
 
-	for (i = 0; i < HZRAM_RTT_BUCKETS; i++) {
-		n[i] = atomic64_read(&hz->stats.rtt[i]);
-		total += n[i];
-	}
+	/* Commits may count meanwhile: the second pass only ends sooner. */
+	for (i = 0; i < HZRAM_RTT_BUCKETS; i++)
+		total += atomic64_read(&hz->stats.rtt[i]);
 	if (!total)
 		return 0;
 	want = div_u64(total * pct + 99, 100);
 	for (i = 0; i < HZRAM_RTT_BUCKETS; i++) {
-		seen += n[i];
+		seen += atomic64_read(&hz->stats.rtt[i]);
 		if (seen >= want)
 			break;
 	}
@@ -339,8 +338,9 @@ static void hzram_batch_store(struct hzram_offload *off, struct hzram_batch *b,
 			hzram_offload_count(hz, HZRAM_OFF_PAGES_KERNEL);
 			hzram_offload_count(hz, slot ? HZRAM_OFF_KERNEL_REFUSED
 						     : reason);
-		} else
+		} else {
 			hzram_offload_count(hz, HZRAM_OFF_STALE);
+		}
 		cond_resched();
 	}
 	hzram_batch_free(off, b);
