@@ -17,17 +17,9 @@ teardown() {
 	echo "${DEV#hzram}" >/sys/class/hzram-control/hot_remove
 }
 
-# run_fio NAME ARGS...: run fio; fail on any error or verify failure.
+# run_fio NAME ARGS...: fio_verify, and no failed I/O in io_stat.
 run_fio() {
-	local name=$1 out
-	shift
-	out=$(fio --name="$name" --filename=/dev/$DEV --direct=1 \
-		--verify=crc32c --verify_fatal=1 --do_verify=1 \
-		--buffer_compress_percentage=60 --refill_buffers \
-		--group_reporting --output-format=terse --terse-version=3 "$@" 2>&1) ||
-		fail "fio $name: $out"
-	# Terse v3: field 5 is the error count.
-	echo "$out" | awk -F';' -v n="$name" '$1 == 3 {print "fio " n ": errors " $5; if ($5 != 0) exit 1}'
+	fio_verify "$@"
 	expect_eq "$(io_field $DEV 1)$(io_field $DEV 2)" 00 "failed I/O in io_stat"
 }
 

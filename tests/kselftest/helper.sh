@@ -31,17 +31,6 @@ teardown() {
 	echo "${DEV#hzram}" >/sys/class/hzram-control/hot_remove
 }
 
-run_fio() {
-	local name=$1 out
-	shift
-	out=$(fio --name="$name" --filename=/dev/$DEV --direct=1 \
-		--verify=crc32c --verify_fatal=1 --do_verify=1 \
-		--buffer_compress_percentage=60 --refill_buffers \
-		--group_reporting --output-format=terse --terse-version=3 "$@" 2>&1) ||
-		fail "fio $name: $out"
-	echo "$out" | awk -F';' -v n="$name" '$1 == 3 {print "fio " n ": errors " $5; if ($5 != 0) exit 1}'
-}
-
 # offload_stat's pages compressed by the module, by reason, add up to all
 # of them.
 expect_reasons_add_up() {
@@ -64,13 +53,13 @@ test_hzramd_fio_verify() {
 	: >$LOG
 	setup
 	start_hzramd
-	run_fio rand4k --rw=randwrite --bs=4k --size=$((8 / SHRINK))M --numjobs=4 \
+	fio_verify rand4k --rw=randwrite --bs=4k --size=$((8 / SHRINK))M --numjobs=4 \
 		--offset_increment=64M --ioengine=libaio --iodepth=16
-	run_fio seq1m --rw=write --bs=1M --size=$((32 / SHRINK))M --numjobs=2 \
+	fio_verify seq1m --rw=write --bs=1M --size=$((32 / SHRINK))M --numjobs=2 \
 		--offset_increment=128M --ioengine=psync
-	run_fio uring4k --rw=randwrite --bs=4k --size=$((8 / SHRINK))M --numjobs=2 \
+	fio_verify uring4k --rw=randwrite --bs=4k --size=$((8 / SHRINK))M --numjobs=2 \
 		--offset_increment=64M --ioengine=io_uring --iodepth=32
-	run_fio uring1m --rw=write --bs=1M --size=$((32 / SHRINK))M --numjobs=2 \
+	fio_verify uring1m --rw=write --bs=1M --size=$((32 / SHRINK))M --numjobs=2 \
 		--offset_increment=128M --ioengine=io_uring --iodepth=32
 	expect_most_by_helper
 	stop_hzramd
@@ -112,9 +101,9 @@ test_hzramd_sigkill_during_fio_verify() {
 	(
 		set -e
 		while [ ! -e $stop ]; do
-			run_fio k4 --rw=randwrite --bs=4k --size=$((8 / SHRINK))M \
+			fio_verify k4 --rw=randwrite --bs=4k --size=$((8 / SHRINK))M \
 				--ioengine=io_uring --iodepth=32
-			run_fio k1m --rw=write --bs=1M --size=$((32 / SHRINK))M \
+			fio_verify k1m --rw=write --bs=1M --size=$((32 / SHRINK))M \
 				--offset=64M --ioengine=libaio --iodepth=4
 			echo >>$runs
 		done

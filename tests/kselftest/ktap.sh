@@ -55,6 +55,20 @@ io_field() {
 	awk -v n="$2" '{print $n}' "/sys/block/$1/io_stat"
 }
 
+# fio_verify NAME ARGS...: fio on /dev/$DEV with verify=crc32c, direct
+# I/O, buffers 60% compressible; fail on any error or verify failure.
+fio_verify() {
+	local name=$1 out
+	shift
+	out=$(fio --name="$name" --filename=/dev/$DEV --direct=1 \
+		--verify=crc32c --verify_fatal=1 --do_verify=1 \
+		--buffer_compress_percentage=60 --refill_buffers \
+		--group_reporting --output-format=terse --terse-version=3 "$@" 2>&1) ||
+		fail "fio $name: $out"
+	# Terse v3: field 5 is the error count.
+	echo "$out" | awk -F';' -v n="$name" '$1 == 3 {print "fio " n ": errors " $5; if ($5 != 0) exit 1}'
+}
+
 ktap_main() {
 	local n=0 failed=0 passed=0 skipped=0 t t0 rc
 	echo "TAP version 13"
