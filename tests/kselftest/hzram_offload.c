@@ -535,7 +535,8 @@ TEST_F(off, offload_off_and_on)
  */
 TEST_F(off, detach)
 {
-	int fd = open(HZRAM_CONTROL_PATH, O_RDWR), b;
+	int fd = open(HZRAM_CONTROL_PATH, O_RDWR), b, status;
+	pid_t pid;
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-1, ioctl(fd, HZRAM_IOC_DETACH));	/* not attached */
@@ -546,6 +547,17 @@ TEST_F(off, detach)
 	b = helper_fetch(&self->h, 2000);
 	ASSERT_LE(0, b);
 	EXPECT_EQ(-ETIME, helper_fetch(&self->h, 10));	/* queued */
+	/* The same file without CAP_SYS_ADMIN: EPERM, still attached. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (setuid(65534))
+			_exit(2);
+		_exit(ioctl(self->h.fd, HZRAM_IOC_DETACH) == -1 && errno == EPERM ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(1, OFF(HELPER));
 	ASSERT_EQ(0, ioctl(self->h.fd, HZRAM_IOC_DETACH));
 	EXPECT_EQ(-ECANCELED, helper_fetch(&self->h, 2000));
 	EXPECT_EQ(0, OFF(HELPER));
