@@ -23,6 +23,22 @@
 KDIR ?= /lib/modules/$(shell uname -r)/build
 VM_KERNELS ?= 6.1 6.12 6.12-debug
 
+# Userspace objects go through ccache when it is installed, with its cache
+# beside the debug kernel's ($HZRAM_CACHE), so that a clean clone on the
+# same machine does not compile again what did not change. Paths are
+# hashed relative to the clone, so the clone's location does not matter.
+HZRAM_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/hzram
+CCACHE := $(shell command -v ccache 2>/dev/null)
+ifneq ($(CCACHE),)
+export CCACHE_DIR ?= $(HZRAM_CACHE)/ccache
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
+CMAKE_LAUNCHER := -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE) \
+	-DCMAKE_CUDA_COMPILER_LAUNCHER=$(CCACHE)
+endif
+CMAKE_CONFIGURE = cmake -S userhelper -B build/userhelper \
+	-DHZRAM_CORPUS=$(CURDIR)/$(CORPUS) $(CMAKE_LAUNCHER) >/dev/null
+
 .PHONY: all kmod clean-kmod clean check demo bench deps dkms-install dkms-uninstall \
 	userhelper hzramd fuzz fuzz-run linux-source corpus hzbench gpu-bundle
 
@@ -70,11 +86,11 @@ linux-source:
 	scripts/fetch-linux-source
 
 userhelper: linux-source corpus
-	cmake -S userhelper -B build/userhelper -DHZRAM_CORPUS=$(CURDIR)/$(CORPUS) >/dev/null
+	$(CMAKE_CONFIGURE)
 	cmake --build build/userhelper -j $(shell nproc)
 
 hzramd: linux-source corpus
-	cmake -S userhelper -B build/userhelper -DHZRAM_CORPUS=$(CURDIR)/$(CORPUS) >/dev/null
+	$(CMAKE_CONFIGURE)
 	cmake --build build/userhelper -j $(shell nproc) --target hzramd
 
 hzbench: userhelper
@@ -100,11 +116,14 @@ FUZZ_FLAGS := -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined \
 fuzz: build/fuzz/fuzz_decompress
 build/fuzz/fuzz_decompress: $(FUZZ_SRCS) userhelper/src/lz4_impl.h userhelper/include/hzram/page_codec.h
 	mkdir -p build/fuzz
-	clang++ $(FUZZ_FLAGS) -c userhelper/src/lz4_avx2.cc -mavx2 -mbmi -mbmi2 -o build/fuzz/lz4_avx2.o
-	clang++ $(FUZZ_FLAGS) -c userhelper/src/lz4_avx512.cc -mavx512f -mavx512bw -mavx512vl -mbmi -mbmi2 \
+	$(CCACHE) clang++ $(FUZZ_FLAGS) -c userhelper/src/lz4_avx2.cc -mavx2 -mbmi -mbmi2 -o build/fuzz/lz4_avx2.o
+	$(CCACHE) clang++ $(FUZZ_FLAGS) -c userhelper/src/lz4_avx512.cc -mavx512f -mavx512bw -mavx512vl -mbmi -mbmi2 \
 		-o build/fuzz/lz4_avx512.o
-	clang++ $(FUZZ_FLAGS) -o $@ tests/user/fuzz_decompress.cc userhelper/src/isa.cc \
-		userhelper/src/lz4_scalar.cc build/fuzz/lz4_avx2.o build/fuzz/lz4_avx512.o -llz4
+	$(CCACHE) clang++ $(FUZZ_FLAGS) -c tests/user/fuzz_decompress.cc -o build/fuzz/fuzz_decompress.o
+	$(CCACHE) clang++ $(FUZZ_FLAGS) -c userhelper/src/isa.cc -o build/fuzz/isa.o
+	$(CCACHE) clang++ $(FUZZ_FLAGS) -c userhelper/src/lz4_scalar.cc -o build/fuzz/lz4_scalar.o
+	clang++ $(FUZZ_FLAGS) -o $@ build/fuzz/fuzz_decompress.o build/fuzz/isa.o \
+		build/fuzz/lz4_scalar.o build/fuzz/lz4_avx2.o build/fuzz/lz4_avx512.o -llz4
 
 FUZZ_SECONDS ?= 60
 fuzz-run: fuzz userhelper

@@ -183,9 +183,21 @@ struct Ran {
   std::string output;  // stdout and stderr
 };
 
+// hzramd is built beside this test's directory (build/userhelper/hzramd,
+// the test in build/userhelper/tests/): found from /proc/self/exe, so that
+// no absolute path is compiled in.
+std::string HzramdPath() {
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return "hzramd";
+  std::string dir(self, static_cast<std::size_t>(n));
+  dir.resize(dir.rfind('/'));
+  return dir + "/../hzramd";
+}
+
 Ran RunHzramd(const std::string& args) {
   Ran r;
-  FILE* p = popen((std::string(HZRAMD_PATH) + " " + args + " 2>&1").c_str(), "r");
+  FILE* p = popen((HzramdPath() + " " + args + " 2>&1").c_str(), "r");
   if (!p) return r;
   char buf[4096];
   std::size_t n;
