@@ -47,8 +47,17 @@ enum hzram_slot_bit {
 	 * arena, in the cell whose number handle holds; nothing allocated.
 	 */
 	HZRAM_SLOT_STAGED,
+	/*
+	 * A compressed page whose checksum (of its 4 KiB, the low 32 bits
+	 * of xxh64) is in the flags word's HZRAM_CSUM_SHIFT bits: taken
+	 * while a helper that decodes is attached, so that the pages it
+	 * decodes can be checked (offload.c).
+	 */
+	HZRAM_SLOT_CSUM,
 	__HZRAM_SLOT_BITS,
 };
+
+#define HZRAM_CSUM_SHIFT	32
 
 struct hzram_slot {
 	unsigned long handle;	/* zsmalloc handle, the fill word if SAME,
@@ -61,6 +70,8 @@ struct hzram_enc {
 	unsigned long handle;	/* zsmalloc object; 0: a same-filled page */
 	unsigned int len;	/* bytes in the object; PAGE_SIZE: raw */
 	unsigned long word;	/* the fill word when handle is 0 */
+	bool has_csum;		/* compressed, and csum taken */
+	u32 csum;		/* hzram_page_csum() of the page */
 };
 
 /*
@@ -110,14 +121,23 @@ enum hzram_store_result {
 
 struct hzram_offload;
 
+/* sysfs offload. */
+enum hzram_offload_mode {
+	HZRAM_OFFLOAD_OFF,	/* the helper is given nothing */
+	HZRAM_OFFLOAD_AUTO,	/* writes; reads while measured faster */
+	HZRAM_OFFLOAD_ON,	/* writes; every read large enough */
+};
+
 /* Offload settings of a device (sysfs offload_*). */
 struct hzram_offload_params {
 	unsigned int batch_pages;	/* pages per batch; fixed at attach */
 	unsigned int flush_us;		/* a batch waits at most this long */
 	unsigned int min_pages;		/* smaller batches stay in the kernel */
 	unsigned int timeout_ms;	/* the helper's time for a batch */
-	bool verify;			/* decode helper pages before storing */
-	bool enabled;			/* sysfs offload: on */
+	unsigned int read_min_pages;	/* smaller reads are not sent; 0:
+					 * none is */
+	bool verify;			/* check the helper's pages */
+	enum hzram_offload_mode mode;	/* sysfs offload */
 };
 
 /*
@@ -175,7 +195,17 @@ struct hzram {
 	void *staging;
 	/* A helper is attached, the device initialised with another algorithm. */
 	bool off_not_lz4;
+	/* Checksum compressed pages: the attached helper decodes reads. */
+	bool read_csum;
 	struct hzram_offload_params offp;
+	/*
+	 * offload auto: ns per page of large reads, decoded in the kernel
+	 * and by the helper (moving averages; 0: not measured), and the
+	 * large reads seen (every HZRAM_READ_PROBE-th goes to the helper).
+	 */
+	u64 read_ns_kernel;
+	u64 read_ns_helper;
+	atomic_t read_probe;
 
 	struct gendisk *disk;
 	/* Reset or removal in progress: opens fail. Under disk->open_mutex. */
@@ -210,6 +240,10 @@ int hzram_comp_decompress(struct hzram_comp *comp, const void *src,
 
 /* io.c */
 void hzram_submit_bio(struct bio *bio);
+u32 hzram_page_csum(const void *page);
+unsigned int hzram_read_snapshot(struct hzram *hz, u32 index, void *dst,
+				 unsigned int room, u32 *csum, bool *has_csum);
+int hzram_read_page(struct hzram *hz, u32 index, void *dst);
 int hzram_rw_page(struct hzram *hz, sector_t sector, struct page *page,
 		  bool write);
 int hzram_meta_alloc(struct hzram *hz, u64 disksize);
@@ -231,6 +265,8 @@ void hzram_offload_start(struct hzram *hz);
 void hzram_offload_stop(struct hzram *hz);
 void hzram_offload_unlink(struct hzram *hz);
 bool hzram_offload_attached(struct hzram *hz);
+bool hzram_offload_read(struct hzram *hz, struct bio *bio, unsigned long start);
+void hzram_read_measure(struct hzram *hz, u64 ns, unsigned int pages);
 u64 hzram_offload_rtt(struct hzram *hz, unsigned int pct);
 extern struct mutex hzram_offload_mutex;
 

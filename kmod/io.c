@@ -40,6 +40,7 @@
 #include <linux/sched/mm.h>
 #include <linux/vmalloc.h>
 #include <linux/wait_bit.h>
+#include <linux/xxhash.h>
 
 /*
  * Pools are created and destroyed one at a time. kmem_cache_destroy()
@@ -150,7 +151,9 @@ static void __hzram_slot_install(struct hzram *hz, u32 index,
 		atomic64_inc(&hz->stats.huge_pages);
 		atomic64_inc(&hz->stats.huge_pages_since);
 	} else {
-		hzram_slot_set(hz, index, enc->handle, enc->len, 0);
+		hzram_slot_set(hz, index, enc->handle, enc->len,
+			       enc->has_csum ? BIT(HZRAM_SLOT_CSUM) |
+			       (unsigned long)enc->csum << HZRAM_CSUM_SHIFT : 0);
 	}
 	if (enc->handle)
 		atomic64_add(enc->len, &hz->stats.compr_data_size);
@@ -243,6 +246,10 @@ static int hzram_encode_page(struct hzram *hz, const void *src,
 	unsigned int waited_len = 0;
 	int ret;
 
+	enc->has_csum = READ_ONCE(hz->read_csum);
+	if (enc->has_csum)
+		enc->csum = hzram_page_csum(src);
+
 	for (;;) {
 		struct hzram_strm *strm = hzram_strm_get(hz->comp);
 		unsigned long handle;
@@ -303,6 +310,7 @@ static int hzram_encode(struct hzram *hz, const void *src,
 	if (hzram_page_same_filled(src, &enc->word)) {
 		enc->handle = 0;
 		enc->len = 0;
+		enc->has_csum = false;
 		return 0;
 	}
 	return hzram_encode_page(hz, src, mode, enc);
@@ -355,6 +363,7 @@ static int hzram_write_page(struct hzram *hz, u32 index, const void *src,
 	if (hzram_page_same_filled(src, &enc.word)) {
 		enc.handle = 0;
 		enc.len = 0;
+		enc.has_csum = false;
 	} else if (hzram_offload_stage(hz, index, src)) {
 		return 0;
 	} else {
@@ -422,6 +431,57 @@ static int hzram_read(struct hzram *hz, u32 index, unsigned int off, void *mem,
 	return ret;
 }
 
+/* Read the whole page @index into @dst (offload.c's reads). */
+int hzram_read_page(struct hzram *hz, u32 index, void *dst)
+{
+	return hzram_read(hz, index, 0, dst, PAGE_SIZE);
+}
+
+/* The checksum of a page's data that a compressed slot may keep. */
+u32 hzram_page_csum(const void *page)
+{
+	return (u32)xxh64(page, PAGE_SIZE, 0);
+}
+
+/**
+ * hzram_read_snapshot() - copy the LZ4 data of slot @index
+ * @hz: the device
+ * @index: the page
+ * @dst: where to copy it
+ * @room: bytes at @dst
+ * @csum: set to the page's checksum, if the slot has one
+ * @has_csum: whether it has
+ *
+ * For a read the helper decodes: the copy is what the helper reads, and
+ * what the module decodes if the helper does not.
+ *
+ * Return: the bytes copied; 0 if the slot holds no LZ4 data that fits
+ * (unwritten, same-filled, raw, staged, or longer than @room): the
+ * caller reads the page itself.
+ */
+unsigned int hzram_read_snapshot(struct hzram *hz, u32 index, void *dst,
+				 unsigned int room, u32 *csum, bool *has_csum)
+{
+	struct hzram_slot *slot = &hz->table[index];
+	unsigned int len = 0;
+	const void *src;
+
+	hzram_slot_lock(hz, index);
+	if (slot->handle && !hzram_slot_test(hz, index, HZRAM_SLOT_SAME) &&
+	    !hzram_slot_test(hz, index, HZRAM_SLOT_STAGED) &&
+	    !hzram_slot_test(hz, index, HZRAM_SLOT_HUGE) &&
+	    hzram_slot_size(hz, index) <= room) {
+		len = hzram_slot_size(hz, index);
+		*has_csum = hzram_slot_test(hz, index, HZRAM_SLOT_CSUM);
+		*csum = slot->flags >> HZRAM_CSUM_SHIFT;
+		src = hzram_zs_read_begin(hz->mem_pool, slot->handle);
+		memcpy(dst, src, len);
+		hzram_zs_read_end(hz->mem_pool, slot->handle);
+	}
+	hzram_slot_unlock(hz, index);
+	return len;
+}
+
 static int hzram_write(struct hzram *hz, u32 index, unsigned int off,
 		       const void *mem, unsigned int len, bool swap)
 {
@@ -484,6 +544,7 @@ static bool hzram_enc_from_record(struct hzram *hz, const void *page,
 	unsigned int len = rec->length;
 	unsigned long handle;
 
+	enc->has_csum = false;
 	switch (rec->kind) {
 	case HZRAM_PAGE_SAME:
 		if (!hzram_page_same_filled(page, &enc->word) ||
@@ -528,6 +589,9 @@ static bool hzram_enc_from_record(struct hzram *hz, const void *page,
 	}
 	enc->handle = handle;
 	enc->len = len;
+	enc->has_csum = len < PAGE_SIZE && READ_ONCE(hz->read_csum);
+	if (enc->has_csum)
+		enc->csum = hzram_page_csum(page);
 	return true;
 }
 
@@ -663,6 +727,23 @@ static blk_status_t hzram_bio_rw(struct hzram *hz, struct bio *bio)
 	return BLK_STS_OK;
 }
 
+/*
+ * A read served here. While a helper that decodes is attached, large
+ * ones are timed for offload auto.
+ */
+static void hzram_read_bio(struct hzram *hz, struct bio *bio)
+{
+	unsigned int pages = bio->bi_iter.bi_size >> PAGE_SHIFT;
+	unsigned int min = READ_ONCE(hz->offp.read_min_pages);
+	u64 t0 = 0;
+
+	if (min && pages >= min && READ_ONCE(hz->read_csum))
+		t0 = ktime_get_ns();
+	bio->bi_status = hzram_bio_rw(hz, bio);
+	if (t0 && bio->bi_status == BLK_STS_OK)
+		hzram_read_measure(hz, ktime_get_ns() - t0, pages);
+}
+
 /**
  * hzram_submit_bio() - serve a bio, inline in the submitter's context
  * @bio: a read, write, discard or write-zeroes bio for an hzram disk
@@ -683,6 +764,13 @@ void hzram_submit_bio(struct bio *bio)
 	}
 	switch (bio_op(bio)) {
 	case REQ_OP_READ:
+		start = bio_start_io_acct(bio);
+		/* A large read may go to the helper, which ends the bio. */
+		if (hzram_offload_read(hz, bio, start))
+			return;
+		hzram_read_bio(hz, bio);
+		bio_end_io_acct(bio, start);
+		break;
 	case REQ_OP_WRITE:
 		start = bio_start_io_acct(bio);
 		bio->bi_status = hzram_bio_rw(hz, bio);

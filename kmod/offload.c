@@ -67,12 +67,23 @@ enum hzram_batch_state {
 struct hzram_batch {
 	struct list_head node;		/* on ready or kernel_list */
 	enum hzram_batch_state state;
-	unsigned int nr;		/* cells taken */
-	atomic_t pending;		/* writers in it, +1 while OPEN */
+	unsigned int nr;		/* cells taken (pages to decode) */
+	atomic_t pending;		/* writers in it, +1 while OPEN (its
+					 * reader, while a read fills it) */
 	u64 seq;			/* of its hand-out to the helper */
 	unsigned long deadline;		/* jiffies: commit by then */
 	ktime_t handed;			/* when it was handed out */
-	u32 *index;			/* the slot of each cell */
+	u32 *index;			/* the slot of each cell (a read: the
+					 * page of the bio) */
+	/* A read batch (HZRAM_OP_DECOMPRESS): */
+	bool read;
+	bool verify;			/* check csum[] (offload_verify) */
+	struct bio *bio;		/* the read, ended with the batch */
+	struct bvec_iter iter;		/* its pages */
+	unsigned long start;		/* its I/O accounting */
+	u64 created;			/* ns, when the bio came */
+	blk_status_t status;		/* of the pages read inline */
+	u32 *csum;			/* each page's checksum */
 };
 
 struct hzram_offload {
@@ -84,6 +95,7 @@ struct hzram_offload {
 	bool unlinked;			/* under lock; FETCH fails */
 	bool died;			/* its death was counted (under
 					 * hzram_offload_mutex) */
+	bool decode;			/* HZRAM_FEAT_DECOMPRESS granted */
 	unsigned int nr_batches;
 	unsigned int batch_pages;
 	void *ro;			/* descriptors, then staging */
@@ -131,8 +143,53 @@ void hzram_offload_params_init(struct hzram_offload_params *p)
 	p->flush_us = 2000;
 	p->min_pages = 32;
 	p->timeout_ms = 1000;
+	p->read_min_pages = 32;
 	p->verify = true;
-	p->enabled = true;
+	p->mode = HZRAM_OFFLOAD_AUTO;
+}
+
+/* offload auto sends every HZRAM_READ_PROBE-th large read to the helper. */
+#define HZRAM_READ_PROBE	32
+
+/* A moving average of ns per page, 1/8 of the new sample. */
+static void hzram_ns_average(u64 *avg, u64 ns, unsigned int pages)
+{
+	u64 old = READ_ONCE(*avg), cur = div_u64(ns, max(pages, 1U));
+
+	WRITE_ONCE(*avg, old ? old - (old >> 3) + (cur >> 3) : max(cur, 1ULL));
+}
+
+/* A large read decoded in the kernel took @ns for @pages pages. */
+void hzram_read_measure(struct hzram *hz, u64 ns, unsigned int pages)
+{
+	hzram_ns_average(&hz->read_ns_kernel, ns, pages);
+}
+
+/*
+ * Should this large read go to the helper? on: yes. auto: while the
+ * helper has been measured faster than the kernel, with every
+ * HZRAM_READ_PROBE-th read (or any before the helper has been measured,
+ * once the kernel has been) sent to keep its measure current.
+ */
+static bool hzram_read_to_helper(struct hzram *hz)
+{
+	u64 kernel, helper;
+
+	switch (READ_ONCE(hz->offp.mode)) {
+	case HZRAM_OFFLOAD_ON:
+		return true;
+	case HZRAM_OFFLOAD_AUTO:
+		kernel = READ_ONCE(hz->read_ns_kernel);
+		helper = READ_ONCE(hz->read_ns_helper);
+		if (!kernel)
+			return false;
+		if (!helper ||
+		    atomic_inc_return(&hz->read_probe) % HZRAM_READ_PROBE == 0)
+			return true;
+		return helper < kernel;
+	default:
+		return false;
+	}
 }
 
 /* The round-trip histogram's bucket of @us, and that bucket's top. */
@@ -230,7 +287,7 @@ static int hzram_batch_hand_out(struct hzram_offload *off,
 	b->seq = ++off->next_seq;
 	d->seq = b->seq;
 	d->nr_pages = b->nr;
-	d->op = HZRAM_OP_COMPRESS;
+	d->op = b->read ? HZRAM_OP_DECOMPRESS : HZRAM_OP_COMPRESS;
 	d->flags = 0;
 	d->staging_offset = (u64)n * off->batch_pages * PAGE_SIZE;
 	d->output_offset = (u64)n * off->slot_size;
@@ -284,7 +341,103 @@ static void hzram_batch_free(struct hzram_offload *off, struct hzram_batch *b)
 	spin_lock(&off->lock);
 	b->state = HZRAM_BATCH_FREE;
 	b->nr = 0;
+	b->read = false;
+	b->bio = NULL;
 	spin_unlock(&off->lock);
+}
+
+/*
+ * A read batch's input, in its staging cells: batch_pages records, then
+ * the LZ4 data they point into.
+ */
+static struct hzram_page_record *hzram_read_recs(struct hzram_offload *off,
+						 struct hzram_batch *b)
+{
+	return hzram_cell_page(off, hzram_cell(off, b, 0));
+}
+
+static u8 *hzram_read_data(struct hzram_offload *off, struct hzram_batch *b)
+{
+	return (u8 *)hzram_read_recs(off, b) +
+	       off->batch_pages * sizeof(struct hzram_page_record);
+}
+
+/*
+ * Page @i of read batch @b into @mem: as the helper decoded it (record
+ * @out, copied out of its reach, data in @data) if that is a valid page
+ * that passes the checksum, else decoded here from the batch's copy of
+ * the LZ4 data. Return: 0, or -EIO if the data does not decode.
+ */
+static int hzram_read_fill(struct hzram_offload *off, struct hzram_batch *b,
+			   unsigned int i, void *mem,
+			   const struct hzram_page_record *out, const u8 *data)
+{
+	struct hzram *hz = off->hz;
+	const struct hzram_page_record *in = &hzram_read_recs(off, b)[i];
+	const u64 cap = (u64)off->batch_pages * PAGE_SIZE;
+
+	if (out && out->kind == HZRAM_PAGE_RAW && !out->flags &&
+	    out->length == PAGE_SIZE && out->value <= cap - PAGE_SIZE) {
+		/* One read of the helper's page; the copy is checked. */
+		memcpy(mem, data + out->value, PAGE_SIZE);
+		if (!b->verify || hzram_page_csum(mem) == b->csum[i]) {
+			hzram_offload_count(hz, HZRAM_OFF_READ_HELPER);
+			return 0;
+		}
+		hzram_offload_count(hz, HZRAM_OFF_READ_REFUSED);
+	} else if (out && (out->kind || out->flags)) {
+		/* Kind 0 (with no flags) is the helper's "not decoded". */
+		hzram_offload_count(hz, HZRAM_OFF_READ_REFUSED);
+	}
+	hzram_offload_count(hz, HZRAM_OFF_READ_KERNEL);
+	if (hzram_comp_decompress(hz->comp, hzram_read_data(off, b) + in->value,
+				  in->length, mem)) {
+		pr_err_ratelimited("%s: page %llu does not decompress\n",
+				   hz->disk->disk_name,
+				   (b->iter.bi_sector >> HZRAM_SECTOR_PAGE_SHIFT) +
+				   b->index[i]);
+		return -EIO;
+	}
+	return 0;
+}
+
+/*
+ * End the bio of read batch @b, which this caller owns: its pages from the
+ * helper's output @slot if not NULL, else decoded here.
+ */
+static void hzram_batch_read_end(struct hzram_offload *off,
+				 struct hzram_batch *b, const void *slot)
+{
+	const struct hzram_page_record *recs = slot;
+	const u8 *data = slot ? slot + off->batch_pages * sizeof(*recs) : NULL;
+	struct bio *bio = b->bio;
+	struct bvec_iter iter;
+	struct bio_vec bv;
+	unsigned int page = 0, i = 0;
+
+	__bio_for_each_segment(bv, bio, iter, b->iter) {
+		struct hzram_page_record rec;
+		void *mem;
+
+		if (i < b->nr && b->index[i] == page) {
+			if (slot)
+				memcpy(&rec, &recs[i], sizeof(rec));
+			mem = bvec_kmap_local(&bv);
+			if (hzram_read_fill(off, b, i, mem, slot ? &rec : NULL,
+					    data))
+				b->status = BLK_STS_IOERR;
+			kunmap_local(mem);
+			flush_dcache_page(bv.bv_page);
+			i++;
+			cond_resched();
+		}
+		page++;
+	}
+	if (b->status)
+		atomic64_inc(&off->hz->stats.failed_reads);
+	bio->bi_status = b->status;
+	bio_end_io_acct(bio, b->start);
+	bio_endio(bio);
 }
 
 /*
@@ -302,6 +455,11 @@ static void hzram_batch_store(struct hzram_offload *off, struct hzram_batch *b,
 	const u64 cap = (u64)off->batch_pages * PAGE_SIZE;
 	unsigned int i;
 
+	if (b->read) {
+		hzram_batch_read_end(off, b, slot);
+		hzram_batch_free(off, b);
+		return;
+	}
 	for (i = 0; i < b->nr; i++) {
 		unsigned long cell = hzram_cell(off, b, i);
 		struct hzram_page_record rec, *r = NULL;
@@ -419,6 +577,140 @@ bool hzram_offload_stage(struct hzram *hz, u32 index, const void *src)
 	return true;
 }
 
+/* Is every page of @bio a whole page in memory? */
+static bool hzram_bio_whole_pages(struct bio *bio)
+{
+	struct bvec_iter iter;
+	struct bio_vec bv;
+
+	bio_for_each_segment(bv, bio, iter)
+		if (bv.bv_offset || bv.bv_len != PAGE_SIZE)
+			return false;
+	return true;
+}
+
+/* Take a free batch for a read, or NULL. Under lock. */
+static struct hzram_batch *hzram_batch_take_read(struct hzram_offload *off)
+{
+	unsigned int i;
+
+	if (!off->active || !off->decode)
+		return NULL;
+	for (i = 0; i < off->nr_batches; i++) {
+		struct hzram_batch *b = &off->batches[i];
+
+		if (b->state != HZRAM_BATCH_FREE)
+			continue;
+		b->state = HZRAM_BATCH_CLOSED;
+		b->read = true;
+		b->nr = 0;
+		atomic_set(&b->pending, 1);
+		return b;
+	}
+	return NULL;
+}
+
+/**
+ * hzram_offload_read() - send a large read to the helper to decode
+ * @hz: the device
+ * @bio: a read; its accounting has started
+ * @start: what bio_start_io_acct() returned
+ *
+ * A read of at least offload_read_min_pages whole pages, no more than a
+ * batch holds, goes to a helper that decodes (offload on, or auto while
+ * the helper is the faster): the LZ4 data of its pages is copied into a
+ * batch, and the bio ends when the helper commits it, or when the module
+ * takes the batch back and decodes the pages itself (time-out, the
+ * helper gone). Its other pages (unwritten, same-filled, raw, staged,
+ * without a checksum while offload_verify is on) are read here at once;
+ * so are all of them if fewer than offload_min_pages would go.
+ *
+ * Return: true if the bio was taken (it ends, maybe already has); false:
+ * the caller reads it.
+ */
+bool hzram_offload_read(struct hzram *hz, struct bio *bio, unsigned long start)
+{
+	unsigned int pages = bio->bi_iter.bi_size >> PAGE_SHIFT;
+	unsigned int min = READ_ONCE(hz->offp.read_min_pages);
+	struct hzram_page_record *recs;
+	struct hzram_offload *off;
+	unsigned int page = 0, used = 0, room;
+	struct hzram_batch *b;
+	struct bvec_iter iter;
+	struct bio_vec bv;
+	u8 *data;
+
+	if (!min || pages < min || !READ_ONCE(hz->read_csum) ||
+	    (bio->bi_iter.bi_size & ~PAGE_MASK) ||
+	    (bio->bi_iter.bi_sector & ((1 << HZRAM_SECTOR_PAGE_SHIFT) - 1)))
+		return false;
+	rcu_read_lock();
+	off = rcu_dereference(hz->off_io);
+	if (!off || pages > off->batch_pages || !hzram_read_to_helper(hz) ||
+	    !hzram_bio_whole_pages(bio)) {
+		rcu_read_unlock();
+		return false;
+	}
+	spin_lock(&off->lock);
+	b = hzram_batch_take_read(off);
+	spin_unlock(&off->lock);
+	rcu_read_unlock();
+	if (!b)
+		return false;
+	/* The stop waits for pending to drop: off stays. */
+	b->verify = READ_ONCE(hz->offp.verify);
+	b->bio = bio;
+	b->iter = bio->bi_iter;
+	b->start = start;
+	b->created = ktime_get_ns();
+	b->status = BLK_STS_OK;
+	recs = hzram_read_recs(off, b);
+	data = hzram_read_data(off, b);
+	room = off->batch_pages * (PAGE_SIZE - sizeof(*recs));
+	bio_for_each_segment(bv, bio, iter) {
+		u32 index = (iter.bi_sector >> HZRAM_SECTOR_PAGE_SHIFT);
+		unsigned int len;
+		bool has_csum = false;
+		void *mem;
+
+		len = hzram_read_snapshot(hz, index, data + used, room - used,
+					  &b->csum[b->nr], &has_csum);
+		if (len && (has_csum || !b->verify)) {
+			recs[b->nr] = (struct hzram_page_record) {
+				.value = used, .length = len,
+				.kind = HZRAM_PAGE_LZ4,
+			};
+			b->index[b->nr++] = page;
+			used += len;
+		} else {
+			mem = bvec_kmap_local(&bv);
+			if (hzram_read_page(hz, index, mem))
+				b->status = BLK_STS_IOERR;
+			kunmap_local(mem);
+			flush_dcache_page(bv.bv_page);
+		}
+		page++;
+	}
+	if (b->nr < READ_ONCE(hz->offp.min_pages)) {
+		/*
+		 * Too few to be worth a round trip: the reader decodes them.
+		 * The batch is freed and let go together, under the lock
+		 * where it is taken.
+		 */
+		hzram_batch_read_end(off, b, NULL);
+		spin_lock(&off->lock);
+		b->state = HZRAM_BATCH_FREE;
+		b->read = false;
+		b->bio = NULL;
+		atomic_set(&b->pending, 0);
+		spin_unlock(&off->lock);
+		wake_up_all(&off->wq);
+		return true;
+	}
+	hzram_batch_put(off, b);
+	return true;
+}
+
 /* Close the open batch, offload_flush_us after it opened. */
 static void hzram_offload_flush_fn(struct work_struct *work)
 {
@@ -481,13 +773,14 @@ void hzram_offload_start(struct hzram *hz)
 
 	lockdep_assert_held_write(&hz->init_lock);
 	if (!off || rcu_access_pointer(hz->off_io) || !hzram_init_done(hz) ||
-	    !hz->offp.enabled)
+	    hz->offp.mode == HZRAM_OFFLOAD_OFF)
 		return;
 	if (strcmp(hz->comp->name, "lz4")) {
 		WRITE_ONCE(hz->off_not_lz4, true);
 		return;
 	}
 	hz->staging = off->ro + off->staging_off;
+	WRITE_ONCE(hz->read_csum, off->decode);
 	spin_lock(&off->lock);
 	off->active = true;
 	spin_unlock(&off->lock);
@@ -512,6 +805,7 @@ void hzram_offload_stop(struct hzram *hz)
 	if (!off || !rcu_access_pointer(hz->off_io))
 		return;
 	RCU_INIT_POINTER(hz->off_io, NULL);
+	WRITE_ONCE(hz->read_csum, false);
 	synchronize_rcu();
 	/* No writer finds off now; those that did hold a batch's pending. */
 	spin_lock(&off->lock);
@@ -662,6 +956,10 @@ static void hzram_offload_monitor_fn(struct work_struct *work)
 		if (!late)
 			continue;
 		hzram_offload_count(off->hz, HZRAM_OFF_TIMEOUTS);
+		/* For offload auto, a read that timed out took this long. */
+		if (b->read)
+			hzram_ns_average(&off->hz->read_ns_helper,
+					 ktime_get_ns() - b->created, b->nr);
 		hzram_batch_store(off, b, NULL, HZRAM_OFF_KERNEL_TIMEOUT);
 	}
 	mutex_unlock(&off->mutex);
@@ -716,9 +1014,13 @@ static int hzram_offload_commit(struct hzram_offload *off,
 	spin_unlock(&off->lock);
 	if (ret)
 		goto bad;
-	hzram_offload_count(off->hz, HZRAM_OFF_BATCHES);
+	hzram_offload_count(off->hz, b->read ? HZRAM_OFF_READ_BATCHES :
+				HZRAM_OFF_BATCHES);
 	atomic64_inc(&off->hz->stats.rtt[hzram_rtt_bucket(
 		ktime_us_delta(ktime_get(), b->handed))]);
+	if (b->read)
+		hzram_ns_average(&off->hz->read_ns_helper,
+				 ktime_get_ns() - b->created, b->nr);
 	hzram_batch_store(off, b, off->rw + c->batch * off->slot_size, 0);
 	goto out;
 bad:
@@ -732,8 +1034,10 @@ static void hzram_offload_free(struct hzram_offload *off)
 {
 	unsigned int i;
 
-	for (i = 0; i < HZRAM_OFFLOAD_BATCHES; i++)
+	for (i = 0; i < HZRAM_OFFLOAD_BATCHES; i++) {
 		kvfree(off->batches[i].index);
+		kvfree(off->batches[i].csum);
+	}
 	if (off->task)
 		put_task_struct(off->task);
 	free_page((unsigned long)off->scratch);
@@ -775,7 +1079,9 @@ static struct hzram_offload *hzram_offload_alloc(unsigned int batch_pages)
 	for (i = 0; i < off->nr_batches; i++) {
 		off->batches[i].index = kvcalloc(batch_pages, sizeof(u32),
 						 GFP_KERNEL);
-		if (!off->batches[i].index)
+		off->batches[i].csum = kvcalloc(batch_pages, sizeof(u32),
+						GFP_KERNEL);
+		if (!off->batches[i].index || !off->batches[i].csum)
 			goto err;
 	}
 	return off;
@@ -831,6 +1137,7 @@ static long hzram_ctl_attach(struct file *file, struct hzram_attach __user *arg)
 		ret = -EOPNOTSUPP;	/* the helper makes LZ4 only */
 	} else {
 		off->hz = hz;
+		off->decode = granted & HZRAM_FEAT_DECOMPRESS;
 		off->task = get_task_struct(current->group_leader);
 		WRITE_ONCE(hz->off, off);
 		hzram_offload_count(hz, HZRAM_OFF_ATTACHES);

@@ -149,6 +149,8 @@ void hzram_reset_device(struct hzram *hz)
 	hz->comp = NULL;
 	hz->disksize = 0;
 	memset(&hz->stats, 0, sizeof(hz->stats));
+	WRITE_ONCE(hz->read_ns_kernel, 0);
+	WRITE_ONCE(hz->read_ns_helper, 0);
 	up_write(&hz->init_lock);
 }
 
@@ -368,8 +370,14 @@ static ssize_t offload_stat_show(struct device *dev,
 	for (i = HZRAM_OFF_STAGED; i < HZRAM_OFF_RTT_P50_US; i++)
 		sz += sysfs_emit_at(buf, sz, " %8llu",
 				    (u64)atomic64_read(&hz->stats.offload[i]));
-	sz += sysfs_emit_at(buf, sz, " %8llu %8llu\n", hzram_offload_rtt(hz, 50),
+	sz += sysfs_emit_at(buf, sz, " %8llu %8llu", hzram_offload_rtt(hz, 50),
 			    hzram_offload_rtt(hz, 99));
+	for (i = HZRAM_OFF_READ_BATCHES; i < HZRAM_OFF_READ_NS_KERNEL; i++)
+		sz += sysfs_emit_at(buf, sz, " %8llu",
+				    (u64)atomic64_read(&hz->stats.offload[i]));
+	sz += sysfs_emit_at(buf, sz, " %8llu %8llu\n",
+			    READ_ONCE(hz->read_ns_kernel),
+			    READ_ONCE(hz->read_ns_helper));
 	return sz;
 }
 
@@ -428,6 +436,7 @@ HZRAM_OFFLOAD_ATTR(batch_pages, 1, 4096);
 HZRAM_OFFLOAD_ATTR(flush_us, 1, 1000000);
 HZRAM_OFFLOAD_ATTR(min_pages, 1, 4096);
 HZRAM_OFFLOAD_ATTR(timeout_ms, 10, 60000);
+HZRAM_OFFLOAD_ATTR(read_min_pages, 0, 4096);
 
 static ssize_t offload_verify_show(struct device *dev,
 				   struct device_attribute *attr, char *buf)
@@ -449,33 +458,37 @@ static ssize_t offload_verify_store(struct device *dev,
 }
 
 /*
- * offload: "on" stages lz4 writes for an attached helper; "off" stops,
- * taking back what the helper holds (it stays attached, and is given
- * nothing until offload is on again).
+ * offload: "auto" (the default) and "on" stage lz4 writes for an attached
+ * helper; "on" also sends it every read of offload_read_min_pages or
+ * more, "auto" only while it has measured the helper faster at them than
+ * the kernel. "off" stops, taking back what the helper holds (it stays
+ * attached, and is given nothing until offload is auto or on again).
  */
+static const char *const hzram_offload_modes[] = {
+	[HZRAM_OFFLOAD_OFF] = "off",
+	[HZRAM_OFFLOAD_AUTO] = "auto",
+	[HZRAM_OFFLOAD_ON] = "on",
+};
+
 static ssize_t offload_show(struct device *dev, struct device_attribute *attr,
 			    char *buf)
 {
 	return sysfs_emit(buf, "%s\n",
-			  READ_ONCE(dev_to_hzram(dev)->offp.enabled) ? "on" : "off");
+			  hzram_offload_modes[READ_ONCE(dev_to_hzram(dev)->offp.mode)]);
 }
 
 static ssize_t offload_store(struct device *dev, struct device_attribute *attr,
 			     const char *buf, size_t len)
 {
 	struct hzram *hz = dev_to_hzram(dev);
-	bool on;
+	int mode = sysfs_match_string(hzram_offload_modes, buf);
 
-	if (sysfs_streq(buf, "on"))
-		on = true;
-	else if (sysfs_streq(buf, "off"))
-		on = false;
-	else
+	if (mode < 0)
 		return -EINVAL;
 	mutex_lock(&hzram_offload_mutex);
 	down_write(&hz->init_lock);
-	WRITE_ONCE(hz->offp.enabled, on);
-	if (on)
+	WRITE_ONCE(hz->offp.mode, mode);
+	if (mode != HZRAM_OFFLOAD_OFF)
 		hzram_offload_start(hz);
 	else
 		hzram_offload_stop(hz);
@@ -518,6 +531,7 @@ static struct attribute *hzram_disk_attrs[] = {
 	&dev_attr_offload_min_pages.attr,
 	&dev_attr_offload_timeout_ms.attr,
 	&dev_attr_offload_verify.attr,
+	&dev_attr_offload_read_min_pages.attr,
 	NULL,
 };
 

@@ -5,8 +5,9 @@
 # queue depth 32) with most pages compressed by hzramd; hzramd killed
 # with SIGKILL at random moments 100 times while fio writes and verifies,
 # restarted each time (25 times on the debug kernel, where a restart
-# takes seconds); pages hzramd compressed read back one at a time
-# through the kernel's LZ4 once it has gone; SIGTERM drains and exits 0;
+# takes seconds); pages hzramd compressed read back
+# through hzramd's decoder in large reads, and one at a time through the
+# kernel's LZ4 once it has gone; SIGTERM drains and exits 0;
 # hzramd's clear errors. Needs the hzram module loaded and hzramd in
 # ./hzramd/ (tests/kselftest/Makefile puts it there with its libraries).
 . "$(dirname "$0")/ktap.sh"
@@ -69,9 +70,10 @@ test_hzramd_fio_verify() {
 	teardown
 }
 
-# The corpus written with hzramd attached; hzramd stops; every page read
-# back by itself (4 KiB direct reads, so no readahead), decoded by the
-# kernel's LZ4, and compared.
+# The corpus written with hzramd attached, then read back in 256 KiB
+# direct reads that hzramd decodes (offload on, offload_read_min_pages 16)
+# and compared; hzramd stops; every page read back by itself (4 KiB direct
+# reads, so no readahead), decoded by the kernel's LZ4, and compared.
 test_hzramd_pages_decode_in_kernel() {
 	local pages want got
 	[ -f "$HZRAM_CORPUS" ] || skip "no page corpus"
@@ -80,9 +82,17 @@ test_hzramd_pages_decode_in_kernel() {
 	pages=$(( $(stat -c %s "$HZRAM_CORPUS") / 4096 / SHRINK ))
 	start_hzramd
 	dd if="$HZRAM_CORPUS" of=/dev/$DEV bs=1M count=$((pages / 256)) oflag=direct status=none
+	want=$(dd if="$HZRAM_CORPUS" bs=4k count=$pages status=none | sha256sum)
+	echo on >/sys/block/$DEV/offload
+	echo 16 >/sys/block/$DEV/offload_read_min_pages
+	got=$(dd if=/dev/$DEV bs=256k count=$((pages / 64)) iflag=direct status=none | sha256sum)
+	expect_eq "$got" "$want" "device contents read through hzramd"
+	echo "offload_stat: $(cat /sys/block/$DEV/offload_stat)"
+	[ "$(off_field 23)" -gt $((pages / 2)) ] ||
+		fail "$(off_field 23) of $pages pages decoded by hzramd"
+	expect_eq "$(off_field 25)" 0 "decoded pages refused"
 	stop_hzramd
 	expect_most_by_helper
-	want=$(dd if="$HZRAM_CORPUS" bs=4k count=$pages status=none | sha256sum)
 	got=$(dd if=/dev/$DEV bs=4k count=$pages iflag=direct status=none | sha256sum)
 	expect_eq "$got" "$want" "device contents after hzramd stopped"
 	teardown

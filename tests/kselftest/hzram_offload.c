@@ -33,7 +33,7 @@ struct helper {
 	int fetching;		/* a FETCH is queued */
 };
 
-static int helper_attach(struct helper *h, int id)
+static int helper_attach_features(struct helper *h, int id, uint32_t features)
 {
 	int ret;
 
@@ -44,7 +44,7 @@ static int helper_attach(struct helper *h, int id)
 	h->a.size = sizeof(h->a);
 	h->a.version = HZRAM_UAPI_VERSION;
 	h->a.device = id;
-	h->a.features = HZRAM_FEAT_COMPRESS;
+	h->a.features = features;
 	if (ioctl(h->fd, HZRAM_IOC_ATTACH, &h->a)) {
 		ret = -errno;
 		close(h->fd);
@@ -56,6 +56,12 @@ static int helper_attach(struct helper *h, int id)
 	if (h->ro == MAP_FAILED || h->rw == MAP_FAILED)
 		return -errno;
 	return -io_uring_queue_init(16, &h->ring, 0) ? -EIO : 0;
+}
+
+/* A helper that compresses only: reads are never sent to it. */
+static int helper_attach(struct helper *h, int id)
+{
+	return helper_attach_features(h, id, HZRAM_FEAT_COMPRESS);
 }
 
 static void helper_close(struct helper *h)
@@ -495,8 +501,8 @@ TEST_F(off, offload_off_and_on)
 	char buf[8];
 	int b;
 
-	ASSERT_EQ(3, attr_read(self->id, "offload", buf, sizeof(buf)));
-	EXPECT_STREQ("on\n", buf);
+	ASSERT_EQ(5, attr_read(self->id, "offload", buf, sizeof(buf)));
+	EXPECT_STREQ("auto\n", buf);
 	EXPECT_EQ(-EINVAL, attr_write(self->id, "offload", "auto2"));
 	EXPECT_EQ(-EINVAL, attr_write(self->id, "offload", "o"));
 	ASSERT_EQ(0, helper_attach(&self->h, self->id));
@@ -518,6 +524,8 @@ TEST_F(off, offload_off_and_on)
 	EXPECT_EQ(-ETIME, helper_fetch(&self->h, 100));
 	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
 	ASSERT_EQ(0, attr_write(self->id, "offload", "on\n"));
+	ASSERT_EQ(3, attr_read(self->id, "offload", buf, sizeof(buf)));
+	EXPECT_STREQ("on\n", buf);
 	EXPECT_EQ(1, OFF(ACTIVE));
 	ASSERT_EQ(0, put(self->fd, self->model, 2 * BATCH, BATCH, 3));
 	b = helper_fetch(&self->h, 2000);
@@ -682,6 +690,235 @@ TEST_F(off, attach_errors)
 }
 
 /* A device of another algorithm never offloads. */
+/* Ways to answer a read batch: right, or wrong. */
+enum rmode { R_GOOD, R_WRONG_PAGE, R_BAD_OFFSET, R_BAD_LENGTH, R_LZ4_KIND, R_FLAGS, R_NONE };
+
+/* Decode read batch @batch into its output slot, in mode @m. */
+static void helper_decode(struct helper *h, int batch, enum rmode m)
+{
+	const struct hzram_batch_desc *d = helper_desc(h, batch);
+	const struct hzram_page_record *in = (const void *)(h->ro + h->a.staging_offset +
+							     d->staging_offset);
+	const char *src = (const char *)(in + h->a.batch_pages);
+	struct hzram_page_record *rec = (void *)(h->rw + d->output_offset);
+	uint8_t *data = (uint8_t *)(rec + h->a.batch_pages);
+	uint32_t i;
+
+	for (i = 0; i < d->nr_pages; i++) {
+		int n = LZ4_decompress_safe(src + in[i].value, (char *)data + (size_t)i * PAGE,
+					    in[i].length, PAGE);
+
+		rec[i] = (struct hzram_page_record){ .value = (uint64_t)i * PAGE,
+						     .length = PAGE, .kind = HZRAM_PAGE_RAW };
+		if (n != PAGE || in[i].kind != HZRAM_PAGE_LZ4 || in[i].flags)
+			rec[i] = (struct hzram_page_record){ 0 };
+		switch (m) {
+		case R_GOOD: break;
+		case R_WRONG_PAGE: data[(size_t)i * PAGE + 100] ^= 1; break;
+		case R_BAD_OFFSET: rec[i].value = (uint64_t)h->a.batch_pages * PAGE - 8; break;
+		case R_BAD_LENGTH: rec[i].length = PAGE - 1; break;
+		case R_LZ4_KIND: rec[i].kind = HZRAM_PAGE_LZ4; break;
+		case R_FLAGS: rec[i].flags = 2; break;
+		case R_NONE: rec[i].kind = 0; break;
+		}
+	}
+}
+
+/* A read on its own thread: it waits for the helper. */
+struct reader {
+	pthread_t thread;
+	int fd;
+	uint8_t *buf;
+	size_t pages;
+	size_t first;
+	int ret;
+};
+
+static void *reader_fn(void *arg)
+{
+	struct reader *r = arg;
+
+	r->ret = pio(r->fd, r->buf, r->pages * PAGE, r->first * PAGE, 0);
+	return NULL;
+}
+
+static int reader_start(struct reader *r, int fd, size_t first, size_t pages)
+{
+	r->fd = fd;
+	r->first = first;
+	r->pages = pages;
+	r->ret = -EINPROGRESS;
+	r->buf = page_alloc(pages);
+	if (!r->buf)
+		return -ENOMEM;
+	return -pthread_create(&r->thread, NULL, reader_fn, r);
+}
+
+/* Wait for the read; 0 if it returned the model's pages. */
+static int reader_end(struct reader *r, const uint8_t *model)
+{
+	int ret;
+
+	pthread_join(r->thread, NULL);
+	ret = r->ret;
+	if (!ret && memcmp(r->buf, model + r->first * PAGE, r->pages * PAGE))
+		ret = -EBADMSG;
+	free(r->buf);
+	return ret;
+}
+
+/* Write @n pages from page 0 through the helper, every batch encoded right. */
+static int put_through_helper(struct helper *h, int fd, uint8_t *model, size_t n, uint64_t seed)
+{
+	int b, ret = put(fd, model, 0, n, seed);
+
+	while (!ret && (b = helper_fetch(h, 300)) >= 0) {
+		helper_encode(h, b, GOOD);
+		ret = helper_commit(h, b, 0, helper_desc(h, b)->seq);
+	}
+	return ret;
+}
+
+/*
+ * offload on: a read of offload_read_min_pages or more goes to a helper
+ * that decodes, as one batch of its LZ4 pages; each way of answering it
+ * wrong is refused and counted, and the module decodes those pages; the
+ * reader gets the data written either way.
+ */
+TEST_F(off, reads_through_the_helper)
+{
+	static const enum rmode modes[] = { R_GOOD, R_WRONG_PAGE, R_BAD_OFFSET, R_BAD_LENGTH,
+					    R_LZ4_KIND, R_FLAGS, R_NONE };
+	uint64_t helper = 0, kernel = 0, refused = 0;
+	struct reader r;
+	unsigned int i;
+	int b;
+
+	ASSERT_EQ(0, helper_attach_features(&self->h, self->id,
+					    HZRAM_FEAT_COMPRESS | HZRAM_FEAT_DECOMPRESS));
+	EXPECT_EQ(HZRAM_FEAT_COMPRESS | HZRAM_FEAT_DECOMPRESS, self->h.a.features);
+	ASSERT_EQ(0, attr_write(self->id, "offload", "on"));
+	ASSERT_EQ(0, attr_write(self->id, "offload_read_min_pages", "16"));
+	ASSERT_EQ(0, put_through_helper(&self->h, self->fd, self->model, 4 * BATCH, 1));
+	EXPECT_EQ(4 * BATCH, OFF(PAGES_HELPER));
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		const struct hzram_batch_desc *d;
+
+		/* Half a batch of pages, somewhere in what went through the helper. */
+		ASSERT_EQ(0, reader_start(&r, self->fd, i * 16, BATCH / 2));
+		b = helper_fetch(&self->h, 5000);
+		ASSERT_LE(0, b);
+		d = helper_desc(&self->h, b);
+		EXPECT_EQ(HZRAM_OP_DECOMPRESS, d->op);
+		EXPECT_EQ(BATCH / 2, d->nr_pages);
+		helper_decode(&self->h, b, modes[i]);
+		ASSERT_EQ(0, helper_commit(&self->h, b, 0, d->seq));
+		EXPECT_EQ(0, reader_end(&r, self->model)) TH_LOG("mode %u", i);
+		if (modes[i] == R_GOOD)
+			helper += BATCH / 2;
+		else
+			kernel += BATCH / 2;
+		if (modes[i] != R_NONE && modes[i] != R_GOOD)
+			refused += BATCH / 2;
+		EXPECT_EQ(i + 1, OFF(READ_BATCHES));
+		EXPECT_EQ(helper, OFF(READ_HELPER));
+		EXPECT_EQ(kernel, OFF(READ_KERNEL));
+		EXPECT_EQ(refused, OFF(READ_REFUSED)) TH_LOG("mode %u", i);
+	}
+	/* Smaller reads, and reads larger than a batch, are not sent. */
+	ASSERT_EQ(0, reader_start(&r, self->fd, 0, 8));
+	EXPECT_EQ(0, reader_end(&r, self->model));
+	ASSERT_EQ(0, reader_start(&r, self->fd, 0, 2 * BATCH));
+	EXPECT_EQ(0, reader_end(&r, self->model));
+	EXPECT_EQ(-ETIME, helper_fetch(&self->h, 200));
+	EXPECT_EQ(i, OFF(READ_BATCHES));
+	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
+}
+
+/*
+ * A read batch the helper keeps past offload_timeout_ms, or holds when it
+ * detaches, is decoded by the module; its late commit is refused.
+ */
+TEST_F(off, read_batches_taken_back)
+{
+	struct reader r;
+	int b;
+
+	ASSERT_EQ(0, helper_attach_features(&self->h, self->id,
+					    HZRAM_FEAT_COMPRESS | HZRAM_FEAT_DECOMPRESS));
+	ASSERT_EQ(0, attr_write(self->id, "offload", "on"));
+	ASSERT_EQ(0, attr_write(self->id, "offload_read_min_pages", "16"));
+	ASSERT_EQ(0, put_through_helper(&self->h, self->fd, self->model, 2 * BATCH, 2));
+	ASSERT_EQ(0, attr_write(self->id, "offload_timeout_ms", "100"));
+	ASSERT_EQ(0, reader_start(&r, self->fd, 0, BATCH));
+	b = helper_fetch(&self->h, 5000);
+	ASSERT_LE(0, b);
+	EXPECT_EQ(0, reader_end(&r, self->model));
+	EXPECT_EQ(1, OFF(TIMEOUTS));
+	EXPECT_EQ(BATCH, OFF(READ_KERNEL));
+	helper_decode(&self->h, b, R_GOOD);
+	EXPECT_EQ(-ESTALE, helper_commit(&self->h, b, 0, helper_desc(&self->h, b)->seq));
+	EXPECT_EQ(0, OFF(READ_HELPER));
+	/* Held at detach. */
+	ASSERT_EQ(0, attr_write(self->id, "offload_timeout_ms", "60000"));
+	ASSERT_EQ(0, reader_start(&r, self->fd, BATCH, BATCH));
+	b = helper_fetch(&self->h, 5000);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(0, ioctl(self->h.fd, HZRAM_IOC_DETACH));
+	EXPECT_EQ(0, reader_end(&r, self->model));
+	EXPECT_EQ(2 * BATCH, OFF(READ_KERNEL));
+	EXPECT_EQ(0, OFF(READ_BATCHES));
+	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
+}
+
+/*
+ * offload auto: a large read is decoded in the kernel until the kernel
+ * has been measured, then one goes to the helper to measure it; both
+ * measures show in offload_stat.
+ */
+TEST_F(off, auto_measures_both_ways)
+{
+	struct reader r;
+	int b, i;
+
+	ASSERT_EQ(0, helper_attach_features(&self->h, self->id,
+					    HZRAM_FEAT_COMPRESS | HZRAM_FEAT_DECOMPRESS));
+	ASSERT_EQ(0, attr_write(self->id, "offload", "auto"));
+	ASSERT_EQ(0, attr_write(self->id, "offload_read_min_pages", "16"));
+	ASSERT_EQ(0, put_through_helper(&self->h, self->fd, self->model, 2 * BATCH, 3));
+	EXPECT_EQ(0, OFF(READ_NS_KERNEL));
+	EXPECT_EQ(0, OFF(READ_NS_HELPER));
+	ASSERT_EQ(0, reader_start(&r, self->fd, 0, BATCH));
+	EXPECT_EQ(0, reader_end(&r, self->model));
+	EXPECT_EQ(-ETIME, helper_fetch(&self->h, 100));
+	EXPECT_LT(0, OFF(READ_NS_KERNEL));
+	ASSERT_EQ(0, reader_start(&r, self->fd, BATCH, BATCH));
+	b = helper_fetch(&self->h, 5000);
+	ASSERT_LE(0, b);
+	helper_decode(&self->h, b, R_GOOD);
+	ASSERT_EQ(0, helper_commit(&self->h, b, 0, helper_desc(&self->h, b)->seq));
+	EXPECT_EQ(0, reader_end(&r, self->model));
+	EXPECT_LT(0, OFF(READ_NS_HELPER));
+	EXPECT_EQ(BATCH, OFF(READ_HELPER));
+	/* From now on, whichever is faster, but every 32nd goes to the helper. */
+	for (i = 0; i < 40; i++) {
+		ASSERT_EQ(0, reader_start(&r, self->fd, BATCH, BATCH));
+		while ((b = helper_fetch(&self->h, 20)) >= 0 || r.ret == -EINPROGRESS) {
+			if (b < 0)
+				continue;
+			helper_decode(&self->h, b, R_GOOD);
+			ASSERT_EQ(0, helper_commit(&self->h, b, 0, helper_desc(&self->h, b)->seq));
+		}
+		EXPECT_EQ(0, reader_end(&r, self->model));
+	}
+	EXPECT_LE(2, OFF(READ_BATCHES));
+	EXPECT_EQ(0, OFF(READ_KERNEL));
+	ASSERT_EQ(0, attr_write(self->id, "offload", "off"));
+	ASSERT_EQ(0, reader_start(&r, self->fd, 0, BATCH));
+	EXPECT_EQ(0, reader_end(&r, self->model));
+	EXPECT_EQ(-ETIME, helper_fetch(&self->h, 100));
+}
+
 TEST(other_algorithm)
 {
 	uint64_t v[HZRAM_OFF_NR_FIELDS];
@@ -729,6 +966,11 @@ TEST(offload_params)
 	EXPECT_EQ(-EINVAL, attr_write(id, "offload_flush_us", "0"));
 	EXPECT_EQ(-EINVAL, attr_write(id, "offload_timeout_ms", "5"));
 	EXPECT_EQ(-EINVAL, attr_write(id, "offload_verify", "maybe"));
+	EXPECT_EQ(-EINVAL, attr_write(id, "offload_read_min_pages", "4097"));
+	EXPECT_EQ(-EINVAL, attr_write(id, "offload_read_min_pages", "-1"));
+	ASSERT_EQ(3, attr_read(id, "offload_read_min_pages", buf, sizeof(buf)));
+	EXPECT_STREQ("32\n", buf);
+	EXPECT_EQ(0, attr_write(id, "offload_read_min_pages", "0"));
 	EXPECT_EQ(0, attr_write(id, "offload_verify", "0"));
 	ASSERT_EQ(2, attr_read(id, "offload_verify", buf, sizeof(buf)));
 	EXPECT_STREQ("0\n", buf);

@@ -386,6 +386,52 @@ TEST(EncodeBatchTest, WritesTheOutputSlotLayout) {
   EXPECT_TRUE(std::equal(t.rw.begin(), t.rw.begin() + d.output_offset, before.begin()));
 }
 
+// A read batch as the module lays one out: its pages' LZ4 blocks
+// (liblz4's) behind batch_pages records at the batch's staging cells;
+// page 3's block cut short. Each decodes into its page of the output data
+// area with a RAW record; the corrupt one gets kind 0. A decode batch
+// whose input runs past the staging arena is refused.
+TEST(EncodeBatchTest, DecodesReadBatches) {
+  auto enc = CpuEncoder();
+  ASSERT_TRUE(enc);
+  constexpr std::uint32_t kBatch = 32, kPages = 20;
+  TestRegions t(2, kBatch, 2 * kBatch);
+  std::vector<Page> pages;
+  for (std::uint32_t i = 0; i < kPages; i++) pages.push_back(TextPage(500 + i));
+  std::uint8_t* cells = t.staging(kBatch);  // batch 1's cells
+  auto* in = reinterpret_cast<hzram_page_record*>(cells);
+  std::uint8_t* data = cells + kBatch * sizeof(hzram_page_record);
+  std::uint64_t used = 0;
+  for (std::uint32_t i = 0; i < kPages; i++) {
+    const int n = LZ4_compress_default(reinterpret_cast<const char*>(pages[i].data()),
+                                       reinterpret_cast<char*>(data + used), kPageSize, kPageSize);
+    ASSERT_GT(n, 0);
+    in[i] = {used, static_cast<std::uint32_t>(n), HZRAM_PAGE_LZ4, 0};
+    used += static_cast<std::uint64_t>(n);
+  }
+  in[3].length /= 2;  // a block cut short: it cannot decode to a page
+  t.desc(1) = {77, kPages, HZRAM_OP_DECOMPRESS, 0, kBatch * kPageSize, 0};
+  hzram_batch_desc d;
+  ASSERT_EQ(0, EncodeBatch(*enc, t.r, 1, &d));
+  EXPECT_EQ(77u, d.seq);
+  const auto* rec = reinterpret_cast<const hzram_page_record*>(t.rw.data());
+  const std::uint8_t* out = t.rw.data() + kBatch * sizeof(hzram_page_record);
+  for (std::uint32_t i = 0; i < kPages; i++) {
+    if (i == 3) {
+      EXPECT_EQ(0, rec[i].kind);
+      EXPECT_EQ(0u, rec[i].length);
+      continue;
+    }
+    ASSERT_EQ(HZRAM_PAGE_RAW, rec[i].kind) << i;
+    ASSERT_EQ(kPageSize, rec[i].length);
+    ASSERT_LE(rec[i].value, (kBatch - 1) * kPageSize);
+    EXPECT_EQ(0, std::memcmp(out + rec[i].value, pages[i].data(), kPageSize)) << i;
+  }
+  // Batch 1's input would run past the arena from one cell further on.
+  t.desc(1).staging_offset = (kBatch + 1) * kPageSize;
+  EXPECT_EQ(-EINVAL, EncodeBatch(*enc, t.r, 1, &d));
+}
+
 TEST(EncodeBatchTest, PartialBatchLeavesTheRestOfTheSlot) {
   auto enc = CpuEncoder();
   ASSERT_TRUE(enc);
@@ -457,6 +503,10 @@ class FailingEncoder final : public BatchEncoder {
     for (auto& r : records) r = {1, 2, 3, 4};  // garbage, as a failed device leaves
     return -EIO;
   }
+  int Decode(std::span<const hzram_page_record>, std::span<const std::uint8_t>,
+             const hzram::MutablePageList&, std::span<int>) override {
+    return -EIO;
+  }
   std::string Describe() const override { return "failing"; }
 };
 
@@ -467,7 +517,7 @@ TEST(EncodeBatchTest, UnknownOpsAndEncoderFailuresLeavePagesToTheKernel) {
   TestRegions t(1, 8, 8);
   for (int c = 0; c < 3; c++) {
     t.SetBatch(0, 1, MixedPages(6, 3), 0, 0);
-    if (c == 0) t.desc(0).op = 2;
+    if (c == 0) t.desc(0).op = 9;
     if (c == 1) t.desc(0).flags = 1;
     std::fill(t.rw.begin(), t.rw.end(), 0xcc);
     hzram_batch_desc d;
@@ -1157,6 +1207,10 @@ class CorruptingEncoder final : public BatchEncoder {
         break;
       }
     return ret;
+  }
+  int Decode(std::span<const hzram_page_record> records, std::span<const std::uint8_t> data,
+             const hzram::MutablePageList& pages, std::span<int> status) override {
+    return inner_.Decode(records, data, pages, status);
   }
   std::string Describe() const override { return "corrupting"; }
 

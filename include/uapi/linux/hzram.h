@@ -85,6 +85,22 @@ enum hzram_offload_stat_field {
 	HZRAM_OFF_RTT_P50_US,		/* batch round trip, hand-out to commit:
 					 * median, in microseconds */
 	HZRAM_OFF_RTT_P99_US,		/* ... 99th percentile */
+	/* Reads decoded by the helper (offload_read_min_pages): */
+	HZRAM_OFF_READ_BATCHES,		/* read batches committed */
+	HZRAM_OFF_READ_HELPER,		/* pages read as the helper decoded them */
+	HZRAM_OFF_READ_KERNEL,		/* pages of read batches the module
+					 * decoded itself: refused, "not
+					 * decoded", time-out, helper gone,
+					 * too few to send */
+	HZRAM_OFF_READ_REFUSED,		/* decoded pages refused: a bad record,
+					 * or not the page that was written
+					 * (its checksum, offload_verify) */
+	HZRAM_OFF_READ_NS_KERNEL,	/* offload auto's measures, in ns per
+					 * page of a large read: decoded in
+					 * the kernel (recent average; 0: not
+					 * measured yet) */
+	HZRAM_OFF_READ_NS_HELPER,	/* ... through the helper, hand-out
+					 * to commit */
 	HZRAM_OFF_NR_FIELDS,
 };
 
@@ -110,7 +126,8 @@ struct hzram_page_record {
 
 /*
  * The helper protocol: hzramd compresses batches of written pages for a
- * device (Documentation/uapi.rst has the whole protocol).
+ * device, and decodes batches of pages being read (Documentation/uapi.rst
+ * has the whole protocol).
  *
  * 1. open(HZRAM_CONTROL_PATH, O_RDWR) and HZRAM_IOC_ATTACH with the number
  *    of the device (CAP_SYS_ADMIN; one helper per device: EBUSY).
@@ -121,11 +138,16 @@ struct hzram_page_record {
  * 3. IORING_OP_URING_CMD on the control fd, cmd_op HZRAM_CMD_FETCH:
  *    completes with the number of a batch ready for the helper (CQE res
  *    >= 0) or a negative errno. Several may be queued.
- * 4. Encode the batch's pages (the staging arena, at the descriptor's
- *    staging_offset, nr_pages pages) into its output slot (at the
- *    descriptor's output_offset: batch_pages records, then the data
- *    area), then IORING_OP_URING_CMD HZRAM_CMD_COMMIT with struct
- *    hzram_cmd { batch, 0, seq }: completes with 0 or a negative errno.
+ * 4. Do what the descriptor's op says into the batch's output slot (at
+ *    its output_offset: batch_pages records, then the data area), then
+ *    IORING_OP_URING_CMD HZRAM_CMD_COMMIT with struct hzram_cmd
+ *    { batch, 0, seq }: completes with 0 or a negative errno.
+ *    HZRAM_OP_COMPRESS: encode nr_pages pages (in the staging arena, at
+ *    staging_offset) into records and data.
+ *    HZRAM_OP_DECOMPRESS: at staging_offset lie nr_pages records (LZ4,
+ *    values are offsets in the data), batch_pages records from the
+ *    start the data; decode each into a page of the output data area,
+ *    its record HZRAM_PAGE_RAW (or kind 0: not decoded).
  * 5. HZRAM_IOC_DETACH detaches: every batch the helper still holds goes
  *    back to the kernel, which compresses it itself, and every queued
  *    FETCH completes with -ECANCELED. So does the helper's death, or its
@@ -139,7 +161,8 @@ struct hzram_page_record {
 
 /* What a helper can do; HZRAM_IOC_ATTACH keeps those the module offers. */
 #define HZRAM_FEAT_COMPRESS	(1U << 0)	/* compress write batches */
-#define HZRAM_FEATURES		HZRAM_FEAT_COMPRESS
+#define HZRAM_FEAT_DECOMPRESS	(1U << 1)	/* decode read batches */
+#define HZRAM_FEATURES		(HZRAM_FEAT_COMPRESS | HZRAM_FEAT_DECOMPRESS)
 
 /* HZRAM_IOC_ATTACH's argument; "in" fields are read, the rest written. */
 struct hzram_attach {
@@ -160,7 +183,7 @@ struct hzram_attach {
 /* A batch, as the kernel describes it in the read-only region. */
 struct hzram_batch_desc {
 	__u64 seq;		/* this use of the batch: COMMIT repeats it */
-	__u32 nr_pages;		/* pages to encode, 1..batch_pages */
+	__u32 nr_pages;		/* pages to encode or decode, 1..batch_pages */
 	__u16 op;		/* enum hzram_batch_op */
 	__u16 flags;		/* 0; reserved */
 	__u64 staging_offset;	/* its first page, from the start of the
@@ -173,6 +196,8 @@ struct hzram_batch_desc {
 
 enum hzram_batch_op {
 	HZRAM_OP_COMPRESS = 1,	/* encode nr_pages pages into records */
+	HZRAM_OP_DECOMPRESS = 2,	/* decode nr_pages records into pages
+					 * (HZRAM_FEAT_DECOMPRESS) */
 };
 
 /* The 16 bytes of a HZRAM_CMD_* command in the SQE (sqe->cmd). */

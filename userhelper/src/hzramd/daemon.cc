@@ -50,7 +50,16 @@ int HandleBatch(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, std::uint32
         static_cast<unsigned long long>(d.output_offset));
     return 0;
   }
-  if (ret == 0) {
+  if (ret == 0 && d.op == HZRAM_OP_DECOMPRESS) {
+    const auto* rec = reinterpret_cast<const hzram_page_record*>(r.rw + d.output_offset);
+    std::uint64_t decoded = 0;
+    for (std::uint32_t i = 0; i < d.nr_pages; i++) decoded += rec[i].kind == HZRAM_PAGE_RAW;
+    st->read_batches.fetch_add(1, std::memory_order_relaxed);
+    st->read_pages.fetch_add(decoded, std::memory_order_relaxed);
+    HZ_DEBUG("hzram%u: read batch %u seq %llu: %llu of %u pages decoded", dev, batch,
+             static_cast<unsigned long long>(d.seq), static_cast<unsigned long long>(decoded),
+             d.nr_pages);
+  } else if (ret == 0) {
     const auto* rec = reinterpret_cast<const hzram_page_record*>(r.rw + d.output_offset);
     std::uint64_t bytes = 0;
     for (std::uint32_t i = 0; i < d.nr_pages; i++) bytes += rec[i].length;
@@ -198,10 +207,12 @@ std::string StatusLine(const std::vector<std::unique_ptr<Served>>& served) {
   char buf[160];
   for (const auto& d : served) {
     const std::uint64_t pages = d->stats.pages.load(), bytes = d->stats.stored_bytes.load();
-    std::snprintf(buf, sizeof(buf), "%shzram%u: %llu pages compressed, ratio %.2f, %llu stale",
+    std::snprintf(buf, sizeof(buf),
+                  "%shzram%u: %llu pages compressed, ratio %.2f, %llu stale, %llu decoded",
                   s.empty() ? "" : "; ", d->io->device(), static_cast<unsigned long long>(pages),
                   bytes ? static_cast<double>(pages) * HZRAM_PAGE_SIZE / bytes : 0.0,
-                  static_cast<unsigned long long>(d->stats.stale.load()));
+                  static_cast<unsigned long long>(d->stats.stale.load()),
+                  static_cast<unsigned long long>(d->stats.read_pages.load()));
     s += buf;
   }
   return s;
@@ -339,11 +350,13 @@ int RunDaemon(const Options& o, const Attacher& attach) {
     status |= d->result != 0;
     const ServeStats& s = d->stats;
     HZ_INFO(
-        "hzram%u: %llu batches, %llu pages, %llu bytes stored, %llu not encoded, %llu stale, "
-        "%llu commit errors",
+        "hzram%u: %llu batches, %llu pages, %llu bytes stored, %llu read batches, %llu pages "
+        "decoded, %llu not encoded, %llu stale, %llu commit errors",
         d->io->device(), static_cast<unsigned long long>(s.batches.load()),
         static_cast<unsigned long long>(s.pages.load()),
         static_cast<unsigned long long>(s.stored_bytes.load()),
+        static_cast<unsigned long long>(s.read_batches.load()),
+        static_cast<unsigned long long>(s.read_pages.load()),
         static_cast<unsigned long long>(s.not_encoded.load()),
         static_cast<unsigned long long>(s.stale.load()),
         static_cast<unsigned long long>(s.commit_errors.load()));

@@ -39,6 +39,10 @@ class CpuEncoder final : public BatchEncoder {
              std::span<std::uint8_t> data) override {
     return codec_->Compress(pages, records, data);  // serialised by the codec
   }
+  int Decode(std::span<const hzram_page_record> records, std::span<const std::uint8_t> data,
+             const hzram::MutablePageList& pages, std::span<int> status) override {
+    return codec_->Decompress(records, data, pages, status);
+  }
   std::string Describe() const override { return "cpu, " + CodecName(*codec_); }
 
  private:
@@ -53,6 +57,11 @@ class GpuEncoder final : public BatchEncoder {
              std::span<std::uint8_t> data) override {
     std::lock_guard<std::mutex> lock(mutex_);
     return gpu_->Compress(pages, records, data);
+  }
+  int Decode(std::span<const hzram_page_record> records, std::span<const std::uint8_t> data,
+             const hzram::MutablePageList& pages, std::span<int> status) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return gpu_->Decompress(records, data, pages, status);
   }
   std::string Describe() const override { return "gpu, " + gpu_->device_name(); }
 
@@ -81,6 +90,11 @@ class HybridEncoder final : public BatchEncoder {
              std::span<std::uint8_t> data) override {
     std::lock_guard<std::mutex> lock(mutex_);
     return hybrid_.Compress(pages, records, data);
+  }
+  int Decode(std::span<const hzram_page_record> records, std::span<const std::uint8_t> data,
+             const hzram::MutablePageList& pages, std::span<int> status) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return hybrid_.Decompress(records, data, pages, status);
   }
   std::string Describe() const override {
     return "hybrid, cpu " + CodecName(*cpu_) + " and gpu " + gpu_->device_name();
@@ -149,7 +163,7 @@ hzram_attach LayoutLikeModule(std::uint32_t nr_batches, std::uint32_t batch_page
   hzram_attach a{};
   a.size = sizeof(a);
   a.version = HZRAM_UAPI_VERSION;
-  a.features = HZRAM_FEAT_COMPRESS;
+  a.features = HZRAM_FEAT_COMPRESS | HZRAM_FEAT_DECOMPRESS;
   a.nr_batches = nr_batches;
   a.batch_pages = batch_pages;
   a.staging_offset =
@@ -196,13 +210,38 @@ int EncodeBatch(BatchEncoder& encoder, const Regions& r, std::uint32_t batch, hz
     return -EINVAL;
 
   std::uint8_t* const slot = r.rw + d->output_offset;
+  std::uint8_t* const out = slot + a.batch_pages * sizeof(hzram_page_record);
+  const std::uint8_t* const in = r.ro + a.staging_offset + d->staging_offset;
   const std::span<hzram_page_record> records(reinterpret_cast<hzram_page_record*>(slot), pages);
   int ret = -EOPNOTSUPP;
   if (d->op == HZRAM_OP_COMPRESS && d->flags == 0) {
-    const std::span<std::uint8_t> data(slot + a.batch_pages * sizeof(hzram_page_record),
-                                       hzram::Codec::ArenaBytes(pages));
-    ret = encoder.Encode(hzram::PageList(r.ro + a.staging_offset + d->staging_offset, pages),
-                         records, data);
+    ret = encoder.Encode(hzram::PageList(in, pages), records,
+                         std::span<std::uint8_t>(out, hzram::Codec::ArenaBytes(pages)));
+  } else if (d->op == HZRAM_OP_DECOMPRESS && d->flags == 0 &&
+             (a.features & HZRAM_FEAT_DECOMPRESS)) {
+    // The input: records from the start of the batch's staging cells,
+    // batch_pages of them, then the data. One status per page, allocated
+    // once per thread.
+    static thread_local std::vector<int> status(kMaxBatchPages);
+    const std::uint64_t in_records = std::uint64_t{a.batch_pages} * sizeof(hzram_page_record);
+    if (std::uint64_t{a.batch_pages} * kPageSize > staging - d->staging_offset) return -EINVAL;
+    ret = encoder.Decode(
+        std::span<const hzram_page_record>(reinterpret_cast<const hzram_page_record*>(in), pages),
+        std::span<const std::uint8_t>(in + in_records,
+                                      std::uint64_t{a.batch_pages} * kPageSize - in_records),
+        hzram::MutablePageList(out, pages), std::span<int>(status.data(), pages));
+    if (ret >= 0) {
+      for (std::uint64_t i = 0; i < pages; i++) {
+        hzram_page_record rec{};
+        if (status[i] == 0) {
+          rec.value = i * kPageSize;
+          rec.length = HZRAM_PAGE_SIZE;
+          rec.kind = HZRAM_PAGE_RAW;
+        }
+        records[i] = rec;
+      }
+      ret = 0;
+    }
   }
   if (ret) std::memset(records.data(), 0, records.size_bytes());  // kind 0: not encoded
   return ret;

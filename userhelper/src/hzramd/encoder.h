@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //
-// Encoding a batch: the backends that compress pages (the CPU codec, the
-// GPU, both), and the batch descriptors and output slots of the helper
-// protocol (include/uapi/linux/hzram.h).
+// Encoding a batch: the backends that compress pages and decode them (the
+// CPU codec, the GPU, both), and the batch descriptors and output slots
+// of the helper protocol (include/uapi/linux/hzram.h).
 #ifndef HZRAMD_ENCODER_H
 #define HZRAMD_ENCODER_H
 
@@ -28,6 +28,12 @@ class BatchEncoder {
   // May be called from several threads (calls are serialised).
   virtual int Encode(const hzram::PageList& pages, std::span<hzram_page_record> records,
                      std::span<std::uint8_t> data) = 0;
+  // As hzram::Codec::Decompress: @records (their data in @data) into
+  // @pages, a status per page. Returns the number of pages that failed,
+  // or a negative errno if the backend did.
+  virtual int Decode(std::span<const hzram_page_record> records,
+                     std::span<const std::uint8_t> data, const hzram::MutablePageList& pages,
+                     std::span<int> status) = 0;
   // What it runs on, e.g. "cpu, 2 threads, avx2".
   virtual std::string Describe() const = 0;
 };
@@ -65,10 +71,13 @@ hzram_attach LayoutLikeModule(std::uint32_t nr_batches, std::uint32_t batch_page
 // features: see AttachFailure). If not, *why says what is wrong.
 bool CheckGeometry(const hzram_attach& info, std::string* why);
 
-// Encode batch @batch of @r as its descriptor says: nr_pages pages read
-// in place from the staging arena, their records and data written in
-// place into the batch's output slot. *desc gets the descriptor as read
-// (its seq goes into the COMMIT). Returns
+// Do batch @batch of @r as its descriptor says. HZRAM_OP_COMPRESS:
+// nr_pages pages read in place from the staging arena, their records and
+// data written in place into the batch's output slot. HZRAM_OP_DECOMPRESS:
+// nr_pages LZ4 records (and their data) read in place from the staging
+// arena, page i decoded into page i of the slot's data area, its record
+// HZRAM_PAGE_RAW, or kind 0 if it did not decode. *desc gets the
+// descriptor as read (its seq goes into the COMMIT). Returns
 //   0             the records are written: commit;
 //   -EINVAL       the descriptor lies outside the regions: nothing was
 //                 written, do not commit (the kernel takes the batch
@@ -76,7 +85,8 @@ bool CheckGeometry(const hzram_attach& info, std::string* why);
 //   -EOPNOTSUPP   an op or flags this helper does not know,
 //   other < 0     the encoder failed: either way the records are written
 //                 as not encoded (kind 0): commit, and the kernel
-//                 compresses the pages itself.
+//                 compresses or decodes the pages itself.
+// A decoded batch where only some pages failed returns 0.
 // @batch must be below info.nr_batches.
 int EncodeBatch(BatchEncoder& encoder, const Regions& r, std::uint32_t batch,
                 hzram_batch_desc* desc);
