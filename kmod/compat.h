@@ -179,6 +179,27 @@ static inline const void *hzram_uring_cmd_payload(struct io_uring_cmd *cmd)
 #endif
 }
 
+/*
+ * io_uring command cancelation, since 6.7: a command marked cancelable is
+ * handed back to ->uring_cmd with IO_URING_F_CANCEL when its ring goes
+ * away (its task exiting among others), for the driver to complete it.
+ * Before 6.7 the ring waits for the driver to complete it.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#define HZRAM_URING_CANCEL	IO_URING_F_CANCEL
+static inline void hzram_uring_cmd_cancelable(struct io_uring_cmd *cmd,
+					      unsigned int issue_flags)
+{
+	io_uring_cmd_mark_cancelable(cmd, issue_flags);
+}
+#else
+#define HZRAM_URING_CANCEL	0
+static inline void hzram_uring_cmd_cancelable(struct io_uring_cmd *cmd,
+					      unsigned int issue_flags)
+{
+}
+#endif
+
 /* vm_flags became read-only outside the vm_flags_*() helpers in 6.3. */
 static inline void hzram_vma_deny_write(struct vm_area_struct *vma)
 {

@@ -305,7 +305,7 @@ static void hzram_offload_dispatch(struct hzram_offload *off)
 						struct hzram_fetch_pdu, node);
 
 		list_del(&b->node);
-		list_del(&pdu->node);
+		list_del_init(&pdu->node);
 		hzram_fetch_complete(pdu, hzram_batch_hand_out(off, b));
 	}
 }
@@ -851,7 +851,7 @@ static void hzram_offload_fail_fetches(struct hzram_offload *off, int res)
 	list_splice_init(&off->fetchers, &list);
 	spin_unlock(&off->lock);
 	list_for_each_entry_safe(pdu, tmp, &list, node) {
-		list_del(&pdu->node);
+		list_del_init(&pdu->node);
 		hzram_fetch_complete(pdu, res);
 	}
 }
@@ -968,12 +968,22 @@ static void hzram_offload_monitor_fn(struct work_struct *work)
 				   msecs_to_jiffies(HZRAM_MONITOR_MS));
 }
 
+/*
+ * A FETCH: a batch at once if one is ready, else queued until one is (or
+ * the helper goes). Where the kernel cancels io_uring commands, a queued
+ * FETCH is cancelable: marked before it can be queued, so that a cancel
+ * finds it queued or not yet, and completed through io_uring_cmd_done(),
+ * which unmarks it, even when it completes at once.
+ */
 static int hzram_offload_fetch(struct hzram_offload *off,
-			       struct io_uring_cmd *cmd)
+			       struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
 	struct hzram_fetch_pdu *pdu = hzram_pdu(cmd);
 	int ret = -EIOCBQUEUED;
 
+	INIT_LIST_HEAD(&pdu->node);
+	if (HZRAM_URING_CANCEL)
+		hzram_uring_cmd_cancelable(cmd, issue_flags);
 	spin_lock(&off->lock);
 	if (off->unlinked) {
 		ret = -ENODEV;
@@ -987,7 +997,33 @@ static int hzram_offload_fetch(struct hzram_offload *off,
 		list_add_tail(&pdu->node, &off->fetchers);
 	}
 	spin_unlock(&off->lock);
+	if (HZRAM_URING_CANCEL && ret != -EIOCBQUEUED) {
+		io_uring_cmd_done(cmd, ret, 0, issue_flags);
+		return -EIOCBQUEUED;
+	}
 	return ret;
+}
+
+/*
+ * The ring of a queued FETCH is going away (6.7+): complete it unless it
+ * is completing already, and look at the helper now rather than at the
+ * monitor's next round: its process may be exiting.
+ */
+static void hzram_offload_cancel(struct hzram_offload *off,
+				 struct io_uring_cmd *cmd,
+				 unsigned int issue_flags)
+{
+	struct hzram_fetch_pdu *pdu = hzram_pdu(cmd);
+	bool queued;
+
+	spin_lock(&off->lock);
+	queued = !list_empty(&pdu->node);
+	list_del_init(&pdu->node);
+	spin_unlock(&off->lock);
+	if (queued)
+		io_uring_cmd_done(cmd, -ECANCELED, 0, issue_flags);
+	if (!READ_ONCE(off->unlinked))
+		mod_delayed_work(hzram_monitor_wq, &off->monitor, 0);
 }
 
 static int hzram_offload_commit(struct hzram_offload *off,
@@ -1235,10 +1271,15 @@ static int hzram_ctl_uring_cmd(struct io_uring_cmd *cmd,
 
 	if (!off)
 		return -ENXIO;
+	/* Only a queued FETCH is cancelable; its SQE may be gone. */
+	if (issue_flags & HZRAM_URING_CANCEL) {
+		hzram_offload_cancel(off, cmd, issue_flags);
+		return 0;
+	}
 	memcpy(&c, hzram_uring_cmd_payload(cmd), sizeof(c));
 	switch (cmd->cmd_op) {
 	case HZRAM_CMD_FETCH:
-		return hzram_offload_fetch(off, cmd);
+		return hzram_offload_fetch(off, cmd, issue_flags);
 	case HZRAM_CMD_COMMIT:
 		return hzram_offload_commit(off, &c);
 	default:

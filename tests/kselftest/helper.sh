@@ -4,7 +4,7 @@
 # random and 1M sequential, several jobs, psync, libaio and io_uring at
 # queue depth 32) with most pages compressed by hzramd; hzramd killed
 # with SIGKILL at random moments 100 times while fio writes and verifies,
-# restarted each time (25 times on the debug kernel, where a restart
+# restarted each time (12 times on the debug kernel, where a restart
 # takes seconds); pages hzramd compressed read back
 # through hzramd's decoder in large reads, and one at a time through the
 # kernel's LZ4 once it has gone; SIGTERM drains and exits 0;
@@ -98,12 +98,12 @@ test_hzramd_pages_decode_in_kernel() {
 	teardown
 }
 
-# 100 times (25 on the debug kernel): hzramd killed with SIGKILL at a
+# 100 times (12 on the debug kernel): hzramd killed with SIGKILL at a
 # random moment while fio writes and verifies, then started again. Every
 # fio run verifies; the module takes back whatever the dead helper held.
 test_hzramd_sigkill_during_fio_verify() {
 	local kills=0 fio_pid runs=/tmp/fio-runs stop=/tmp/fio-stop rc=0
-	local want=$((SHRINK > 1 ? 25 : 100))
+	local want=$((SHRINK > 1 ? 12 : 100))
 	: >$LOG
 	rm -f $runs $stop
 	setup

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -690,6 +691,46 @@ TEST_F(off, attach_errors)
 }
 
 /* A device of another algorithm never offloads. */
+/* The running kernel is @major.@minor or newer. */
+static int kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return 0;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+/*
+ * The helper's ring goes away with a FETCH queued, its process alive (6.7
+ * and later cancel io_uring commands): the FETCH completes, the control
+ * file closes and the helper is detached, not dead; what it staged is
+ * stored by the module.
+ */
+TEST_F(off, ring_exit_cancels_fetch)
+{
+	int i;
+
+	if (!kernel_at_least(6, 7))
+		SKIP(return, "io_uring commands are not cancelable before 6.7");
+	ASSERT_EQ(0, helper_attach(&self->h, self->id));
+	ASSERT_EQ(0, put(self->fd, self->model, 0, BATCH / 2, 4));
+	EXPECT_EQ(-ETIME, helper_fetch(&self->h, 50));	/* queued: the batch is open */
+	io_uring_queue_exit(&self->h.ring);
+	munmap((void *)self->h.ro, self->h.a.ro_size);
+	munmap(self->h.rw, self->h.a.rw_size);
+	close(self->h.fd);
+	self->h.fd = -1;
+	for (i = 0; i < 100 && OFF(HELPER); i++)
+		usleep(20 * 1000);
+	EXPECT_EQ(0, OFF(HELPER));
+	EXPECT_EQ(0, OFF(DEATHS));
+	EXPECT_EQ(0, OFF(STAGED));
+	EXPECT_EQ(BATCH / 2, OFF(KERNEL_GONE));
+	ASSERT_EQ(0, intact(self->fd, self->model, self->pages));
+}
+
 /* Ways to answer a read batch: right, or wrong. */
 enum rmode { R_GOOD, R_WRONG_PAGE, R_BAD_OFFSET, R_BAD_LENGTH, R_LZ4_KIND, R_FLAGS, R_NONE };
 
