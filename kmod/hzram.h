@@ -58,6 +58,9 @@ enum hzram_slot_bit {
 };
 
 #define HZRAM_CSUM_SHIFT	32
+#if BITS_PER_LONG < 64
+#error "hzram keeps checksums in the upper half of a slot's flags: 64-bit kernels only"
+#endif
 
 struct hzram_slot {
 	unsigned long handle;	/* zsmalloc handle, the fill word if SAME,

@@ -148,8 +148,14 @@ void hzram_offload_params_init(struct hzram_offload_params *p)
 	p->mode = HZRAM_OFFLOAD_AUTO;
 }
 
-/* offload auto sends every HZRAM_READ_PROBE-th large read to the helper. */
+/*
+ * offload auto sends a large read the slower way once in HZRAM_READ_PROBE
+ * times how much slower that way is (at most HZRAM_READ_PROBE_MAX times),
+ * to keep its measure current: probing costs about 1/HZRAM_READ_PROBE of
+ * the read time.
+ */
 #define HZRAM_READ_PROBE	32
+#define HZRAM_READ_PROBE_MAX	128
 
 /* A moving average of ns per page, 1/8 of the new sample. */
 static void hzram_ns_average(u64 *avg, u64 ns, unsigned int pages)
@@ -166,14 +172,15 @@ void hzram_read_measure(struct hzram *hz, u64 ns, unsigned int pages)
 }
 
 /*
- * Should this large read go to the helper? on: yes. auto: while the
- * helper has been measured faster than the kernel, with every
- * HZRAM_READ_PROBE-th read (or any before the helper has been measured,
- * once the kernel has been) sent to keep its measure current.
+ * Should this large read go to the helper? on: yes. auto: the faster way,
+ * by the two moving averages, but for the probes of the slower one; the
+ * kernel until it has been measured, then the helper until it has been.
  */
 static bool hzram_read_to_helper(struct hzram *hz)
 {
-	u64 kernel, helper;
+	u64 kernel, helper, ratio;
+	bool helper_faster;
+	unsigned int every;
 
 	switch (READ_ONCE(hz->offp.mode)) {
 	case HZRAM_OFFLOAD_ON:
@@ -181,12 +188,16 @@ static bool hzram_read_to_helper(struct hzram *hz)
 	case HZRAM_OFFLOAD_AUTO:
 		kernel = READ_ONCE(hz->read_ns_kernel);
 		helper = READ_ONCE(hz->read_ns_helper);
-		if (!kernel)
-			return false;
-		if (!helper ||
-		    atomic_inc_return(&hz->read_probe) % HZRAM_READ_PROBE == 0)
-			return true;
-		return helper < kernel;
+		if (!kernel || !helper)
+			return kernel != 0;
+		helper_faster = helper < kernel;
+		ratio = helper_faster ? div64_u64(kernel, helper) :
+					div64_u64(helper, kernel);
+		every = HZRAM_READ_PROBE *
+			clamp_t(u64, ratio, 1, HZRAM_READ_PROBE_MAX);
+		if ((unsigned int)atomic_inc_return(&hz->read_probe) % every == 0)
+			return !helper_faster;
+		return helper_faster;
 	default:
 		return false;
 	}

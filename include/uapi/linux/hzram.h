@@ -99,8 +99,9 @@ enum hzram_offload_stat_field {
 					 * page of a large read: decoded in
 					 * the kernel (recent average; 0: not
 					 * measured yet) */
-	HZRAM_OFF_READ_NS_HELPER,	/* ... through the helper, hand-out
-					 * to commit */
+	HZRAM_OFF_READ_NS_HELPER,	/* ... through the helper, from the
+					 * read's arrival to the commit (or
+					 * the take-back of a late batch) */
 	HZRAM_OFF_NR_FIELDS,
 };
 
