@@ -101,13 +101,23 @@ test_hzramd_pages_decode_in_kernel() {
 # 100 times (12 on the debug kernel): hzramd killed with SIGKILL at a
 # random moment while fio writes and verifies, then started again. Every
 # fio run verifies; the module takes back whatever the dead helper held.
+# Each round also reads back 8 MiB of the corpus (written at 128 MiB, as
+# hzramd compressed it) in 256 KiB direct reads that go to hzramd (offload
+# on), so that some of those die with it too.
 test_hzramd_sigkill_during_fio_verify() {
 	local kills=0 fio_pid runs=/tmp/fio-runs stop=/tmp/fio-stop rc=0
-	local want=$((SHRINK > 1 ? 12 : 100))
+	local want=$((SHRINK > 1 ? 12 : 100)) corpus_mib=$((8 / SHRINK)) sum=
 	: >$LOG
 	rm -f $runs $stop
 	setup
+	echo on >/sys/block/$DEV/offload
+	echo 16 >/sys/block/$DEV/offload_read_min_pages
 	start_hzramd
+	if [ -f "$HZRAM_CORPUS" ]; then
+		dd if="$HZRAM_CORPUS" of=/dev/$DEV bs=1M count=$corpus_mib seek=128 \
+			oflag=direct status=none
+		sum=$(dd if="$HZRAM_CORPUS" bs=1M count=$corpus_mib status=none | sha256sum)
+	fi
 	(
 		set -e
 		while [ ! -e $stop ]; do
@@ -115,6 +125,11 @@ test_hzramd_sigkill_during_fio_verify() {
 				--ioengine=io_uring --iodepth=32
 			fio_verify k1m --rw=write --bs=1M --size=$((32 / SHRINK))M \
 				--offset=64M --ioengine=libaio --iodepth=4
+			if [ -n "$sum" ]; then
+				got=$(dd if=/dev/$DEV bs=256k skip=512 count=$((corpus_mib * 4)) \
+					iflag=direct status=none | sha256sum)
+				[ "$got" = "$sum" ] || { echo "corpus read back wrong"; exit 1; }
+			fi
 			echo >>$runs
 		done
 	) &
@@ -135,6 +150,7 @@ test_hzramd_sigkill_during_fio_verify() {
 	expect_eq $rc 0 "fio (verify) exit status"
 	expect_eq $kills $want "kills before fio failed"
 	[ "$(off_field 4)" -gt 0 ] || fail "no page went through the helper"
+	[ -z "$sum" ] || [ "$(off_field 22)" -gt 0 ] || fail "no read batch was committed"
 	expect_eq "$(off_field 13)" $((want + 1)) "attaches in offload_stat"
 	expect_eq "$(off_field 14)" $want "deaths in offload_stat"
 	expect_reasons_add_up
