@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hzram: per-CPU compression streams over the kernel's compression API.
+ * hzram: per-CPU compression streams over the kernel's compression
+ * libraries (lib/lzo, lib/lz4, lib/zstd), called directly as zram's own
+ * backends do: the crypto API's "comp" interface that hzram used first is
+ * gone since 6.15.
  *
  * Each initialised device has one stream per online CPU, set up when the
  * CPU comes up (CPU hotplug prepare state) and freed when it is dead, so
@@ -11,27 +14,229 @@
 #include "hzram.h"
 
 #include <linux/cpuhotplug.h>
+#include <linux/lz4.h>
+#include <linux/lzo.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <linux/zstd.h>
 
 /*
- * The algorithms hzram accepts, when the kernel provides them. Each keeps
- * its compression and decompression state apart (see struct hzram_strm).
+ * An algorithm. Compression gets @cmem_size() bytes of working memory per
+ * CPU, turned into its context by @cinit() (the memory itself if NULL),
+ * and decompression likewise (no memory if @dmem_size is NULL).
  */
-static const char * const hzram_algs[] = {
-	"lzo", "lzo-rle", "lz4", "lz4hc", "zstd",
+struct hzram_backend {
+	const char *name;
+	size_t (*cmem_size)(void);
+	void *(*cinit)(void *mem, size_t size);
+	/* @src is PAGE_SIZE bytes; *@dst_len is @dst's room, then its length. */
+	int (*compress)(void *cctx, const void *src, void *dst,
+			unsigned int *dst_len);
+	size_t (*dmem_size)(void);
+	void *(*dinit)(void *mem, size_t size);
+	/* Return: 0 if @src decodes to exactly PAGE_SIZE bytes at @dst. */
+	int (*decompress)(void *dctx, const void *src, unsigned int src_len,
+			  void *dst);
+};
+
+#if IS_ENABLED(CONFIG_LZO_COMPRESS) && IS_ENABLED(CONFIG_LZO_DECOMPRESS)
+static size_t hzram_lzo_cmem_size(void)
+{
+	return LZO1X_1_MEM_COMPRESS;
+}
+
+static int hzram_lzo_compress(void *cctx, const void *src, void *dst,
+			      unsigned int *dst_len)
+{
+	size_t len = *dst_len;
+	int ret = lzo1x_1_compress(src, PAGE_SIZE, dst, &len, cctx);
+
+	*dst_len = len;
+	return ret == LZO_E_OK ? 0 : -EINVAL;
+}
+
+static int hzram_lzorle_compress(void *cctx, const void *src, void *dst,
+				 unsigned int *dst_len)
+{
+	size_t len = *dst_len;
+	int ret = lzorle1x_1_compress(src, PAGE_SIZE, dst, &len, cctx);
+
+	*dst_len = len;
+	return ret == LZO_E_OK ? 0 : -EINVAL;
+}
+
+static int hzram_lzo_decompress(void *dctx, const void *src,
+				unsigned int src_len, void *dst)
+{
+	size_t len = PAGE_SIZE;
+	int ret = lzo1x_decompress_safe(src, src_len, dst, &len);
+
+	return ret == LZO_E_OK && len == PAGE_SIZE ? 0 : -EINVAL;
+}
+#endif
+
+#if IS_ENABLED(CONFIG_LZ4_DECOMPRESS)
+static int hzram_lz4_decompress(void *dctx, const void *src,
+				unsigned int src_len, void *dst)
+{
+	return LZ4_decompress_safe(src, dst, src_len, PAGE_SIZE) == PAGE_SIZE ?
+	       0 : -EINVAL;
+}
+#endif
+
+#if IS_ENABLED(CONFIG_LZ4_COMPRESS) && IS_ENABLED(CONFIG_LZ4_DECOMPRESS)
+static size_t hzram_lz4_cmem_size(void)
+{
+	return LZ4_MEM_COMPRESS;
+}
+
+static int hzram_lz4_compress(void *cctx, const void *src, void *dst,
+			      unsigned int *dst_len)
+{
+	int len = LZ4_compress_default(src, dst, PAGE_SIZE, *dst_len, cctx);
+
+	if (len <= 0)
+		return -EINVAL;
+	*dst_len = len;
+	return 0;
+}
+#endif
+
+#if IS_ENABLED(CONFIG_LZ4HC_COMPRESS) && IS_ENABLED(CONFIG_LZ4_DECOMPRESS)
+static size_t hzram_lz4hc_cmem_size(void)
+{
+	return LZ4HC_MEM_COMPRESS;
+}
+
+static int hzram_lz4hc_compress(void *cctx, const void *src, void *dst,
+				unsigned int *dst_len)
+{
+	int len = LZ4_compress_HC(src, dst, PAGE_SIZE, *dst_len,
+				  LZ4HC_DEFAULT_CLEVEL, cctx);
+
+	if (len <= 0)
+		return -EINVAL;
+	*dst_len = len;
+	return 0;
+}
+#endif
+
+#if IS_ENABLED(CONFIG_ZSTD_COMPRESS) && IS_ENABLED(CONFIG_ZSTD_DECOMPRESS)
+/* zstd's default level, as zram's and the crypto API's zstd use. */
+#define HZRAM_ZSTD_LEVEL	3
+
+static zstd_parameters hzram_zstd_params(void)
+{
+	return zstd_get_params(HZRAM_ZSTD_LEVEL, PAGE_SIZE);
+}
+
+static size_t hzram_zstd_cmem_size(void)
+{
+	zstd_parameters params = hzram_zstd_params();
+
+	return zstd_cctx_workspace_bound(&params.cParams);
+}
+
+static void *hzram_zstd_cinit(void *mem, size_t size)
+{
+	return zstd_init_cctx(mem, size);
+}
+
+static int hzram_zstd_compress(void *cctx, const void *src, void *dst,
+			       unsigned int *dst_len)
+{
+	zstd_parameters params = hzram_zstd_params();
+	size_t len = zstd_compress_cctx(cctx, dst, *dst_len, src, PAGE_SIZE,
+					&params);
+
+	if (zstd_is_error(len))
+		return -EINVAL;
+	*dst_len = len;
+	return 0;
+}
+
+static size_t hzram_zstd_dmem_size(void)
+{
+	return zstd_dctx_workspace_bound();
+}
+
+static void *hzram_zstd_dinit(void *mem, size_t size)
+{
+	return zstd_init_dctx(mem, size);
+}
+
+static int hzram_zstd_decompress(void *dctx, const void *src,
+				 unsigned int src_len, void *dst)
+{
+	size_t len = zstd_decompress_dctx(dctx, dst, PAGE_SIZE, src, src_len);
+
+	return !zstd_is_error(len) && len == PAGE_SIZE ? 0 : -EINVAL;
+}
+#endif
+
+/*
+ * The algorithms hzram offers, in zram's order, where the kernel was
+ * built with their libraries.
+ */
+static const struct hzram_backend hzram_backends[] = {
+#if IS_ENABLED(CONFIG_LZO_COMPRESS) && IS_ENABLED(CONFIG_LZO_DECOMPRESS)
+	{
+		.name = "lzo",
+		.cmem_size = hzram_lzo_cmem_size,
+		.compress = hzram_lzo_compress,
+		.decompress = hzram_lzo_decompress,
+	},
+	{
+		.name = "lzo-rle",
+		.cmem_size = hzram_lzo_cmem_size,
+		.compress = hzram_lzorle_compress,
+		.decompress = hzram_lzo_decompress,
+	},
+#endif
+#if IS_ENABLED(CONFIG_LZ4_COMPRESS) && IS_ENABLED(CONFIG_LZ4_DECOMPRESS)
+	{
+		.name = "lz4",
+		.cmem_size = hzram_lz4_cmem_size,
+		.compress = hzram_lz4_compress,
+		.decompress = hzram_lz4_decompress,
+	},
+#endif
+#if IS_ENABLED(CONFIG_LZ4HC_COMPRESS) && IS_ENABLED(CONFIG_LZ4_DECOMPRESS)
+	{
+		.name = "lz4hc",
+		.cmem_size = hzram_lz4hc_cmem_size,
+		.compress = hzram_lz4hc_compress,
+		.decompress = hzram_lz4_decompress,
+	},
+#endif
+#if IS_ENABLED(CONFIG_ZSTD_COMPRESS) && IS_ENABLED(CONFIG_ZSTD_DECOMPRESS)
+	{
+		.name = "zstd",
+		.cmem_size = hzram_zstd_cmem_size,
+		.cinit = hzram_zstd_cinit,
+		.compress = hzram_zstd_compress,
+		.dmem_size = hzram_zstd_dmem_size,
+		.dinit = hzram_zstd_dinit,
+		.decompress = hzram_zstd_decompress,
+	},
+#endif
 };
 
 static enum cpuhp_state hzram_cpuhp_state;
 
-bool hzram_comp_available(const char *name)
+static const struct hzram_backend *hzram_backend_find(const char *name)
 {
 	int i;
 
-	for (i = 0; i < ARRAY_SIZE(hzram_algs); i++)
-		if (!strcmp(name, hzram_algs[i]))
-			return crypto_has_comp(name, 0, 0) == 1;
-	return false;
+	for (i = 0; i < ARRAY_SIZE(hzram_backends); i++)
+		if (!strcmp(name, hzram_backends[i].name))
+			return &hzram_backends[i];
+	return NULL;
+}
+
+bool hzram_comp_available(const char *name)
+{
+	return hzram_backend_find(name) != NULL;
 }
 
 /**
@@ -46,12 +251,12 @@ ssize_t hzram_comp_available_show(const char *cur, char *buf)
 	ssize_t sz = 0;
 	int i;
 
-	for (i = 0; i < ARRAY_SIZE(hzram_algs); i++) {
-		const char *alg = hzram_algs[i];
+	for (i = 0; i < ARRAY_SIZE(hzram_backends); i++) {
+		const char *alg = hzram_backends[i].name;
 
 		if (!strcmp(cur, alg))
 			sz += sysfs_emit_at(buf, sz, "[%s] ", alg);
-		else if (hzram_comp_available(alg))
+		else
 			sz += sysfs_emit_at(buf, sz, "%s ", alg);
 	}
 	if (sz)
@@ -61,37 +266,54 @@ ssize_t hzram_comp_available_show(const char *cur, char *buf)
 
 /* What a stream owns. */
 struct hzram_strm_mem {
-	struct crypto_comp *tfm;
+	void *cmem, *cctx;
+	void *dmem, *dctx;
 	void *buffer;
 	void *scratch;
+	void *dcopy;
 };
 
 static void hzram_strm_mem_free(struct hzram_strm_mem *m)
 {
-	if (!IS_ERR_OR_NULL(m->tfm))
-		crypto_free_comp(m->tfm);
+	vfree(m->cmem);
+	vfree(m->dmem);
 	free_page((unsigned long)m->scratch);
+	free_page((unsigned long)m->dcopy);
 	vfree(m->buffer);
 }
 
-static int hzram_strm_mem_alloc(struct hzram_strm_mem *m, const char *name,
-				int node)
+static void *hzram_page_alloc(int node)
 {
-	struct page *page;
-	int ret = 0;
+	struct page *page = alloc_pages_node(node, GFP_KERNEL, 0);
 
-	m->tfm = crypto_alloc_comp(name, 0, 0);
+	return page ? page_address(page) : NULL;
+}
+
+static int hzram_strm_mem_alloc(struct hzram_strm_mem *m,
+				const struct hzram_backend *be, int node)
+{
+	size_t csize = be->cmem_size();
+	size_t dsize = be->dmem_size ? be->dmem_size() : 0;
+
+	memset(m, 0, sizeof(*m));
+	m->cmem = vzalloc_node(csize, node);
+	if (dsize)
+		m->dmem = vzalloc_node(dsize, node);
 	/* The compressor's output may exceed a page before it gives up. */
 	m->buffer = vzalloc_node(2 * PAGE_SIZE, node);
-	page = alloc_pages_node(node, GFP_KERNEL, 0);
-	m->scratch = page ? page_address(page) : NULL;
-	if (IS_ERR(m->tfm))
-		ret = PTR_ERR(m->tfm);
-	else if (!m->buffer || !m->scratch)
-		ret = -ENOMEM;
-	if (ret)
-		hzram_strm_mem_free(m);
-	return ret;
+	m->scratch = hzram_page_alloc(node);
+	m->dcopy = hzram_page_alloc(node);
+	if (!m->cmem || (dsize && !m->dmem) || !m->buffer || !m->scratch ||
+	    !m->dcopy)
+		goto err;
+	m->cctx = be->cinit ? be->cinit(m->cmem, csize) : m->cmem;
+	m->dctx = be->dinit ? be->dinit(m->dmem, dsize) : m->dmem;
+	if (!m->cctx || (dsize && !m->dctx))
+		goto err;
+	return 0;
+err:
+	hzram_strm_mem_free(m);
+	return -ENOMEM;
 }
 
 /*
@@ -105,15 +327,20 @@ static int hzram_comp_cpu_prepare(unsigned int cpu, struct hlist_node *node)
 	struct hzram_strm_mem new;
 	int ret;
 
-	ret = hzram_strm_mem_alloc(&new, comp->name, cpu_to_node(cpu));
+	ret = hzram_strm_mem_alloc(&new, comp->backend, cpu_to_node(cpu));
 	if (ret) {
 		pr_err("cannot set up a %s stream for CPU %u: %d\n", comp->name,
 		       cpu, ret);
 		return ret;
 	}
-	strm->tfm = new.tfm;
+	strm->backend = comp->backend;
+	strm->cmem = new.cmem;
+	strm->cctx = new.cctx;
+	strm->dmem = new.dmem;
+	strm->dctx = new.dctx;
 	strm->buffer = new.buffer;
 	strm->scratch = new.scratch;
+	strm->dcopy = new.dcopy;
 	return 0;
 }
 
@@ -126,35 +353,43 @@ static int hzram_comp_cpu_dead(unsigned int cpu, struct hlist_node *node)
 	struct hzram_comp *comp = hlist_entry(node, struct hzram_comp, node);
 	struct hzram_strm *strm = per_cpu_ptr(comp->strm, cpu);
 	struct hzram_strm_mem old = {
-		.tfm = strm->tfm,
+		.cmem = strm->cmem,
+		.dmem = strm->dmem,
 		.buffer = strm->buffer,
 		.scratch = strm->scratch,
+		.dcopy = strm->dcopy,
 	};
 
-	strm->tfm = NULL;
+	strm->cmem = NULL;
+	strm->cctx = NULL;
+	strm->dmem = NULL;
+	strm->dctx = NULL;
 	strm->buffer = NULL;
 	strm->scratch = NULL;
+	strm->dcopy = NULL;
 	hzram_strm_mem_free(&old);
 	return 0;
 }
 
 /**
  * hzram_comp_create() - set up streams of algorithm @name on every CPU
- * @name: a compression algorithm of the crypto API
+ * @name: one of the algorithms comp_algorithm lists
  *
  * Return: the streams, or an ERR_PTR (-ENOMEM, -EINVAL for an unknown
  * algorithm).
  */
 struct hzram_comp *hzram_comp_create(const char *name)
 {
+	const struct hzram_backend *be = hzram_backend_find(name);
 	struct hzram_comp *comp;
 	int cpu, ret;
 
-	if (!hzram_comp_available(name))
+	if (!be)
 		return ERR_PTR(-EINVAL);
 	comp = kzalloc(sizeof(*comp), GFP_KERNEL);
 	if (!comp)
 		return ERR_PTR(-ENOMEM);
+	comp->backend = be;
 	strscpy(comp->name, name, sizeof(comp->name));
 	comp->strm = alloc_percpu(struct hzram_strm);
 	if (!comp->strm) {
@@ -216,8 +451,8 @@ int hzram_comp_compress(struct hzram_strm *strm, const void *src,
 	*dst_len = 2 * PAGE_SIZE;
 	if (hzram_fail_compress())
 		return -EIO;
-	return crypto_comp_compress(strm->tfm, src, PAGE_SIZE, strm->buffer,
-				    dst_len);
+	return strm->backend->compress(strm->cctx, src, strm->buffer,
+				       dst_len);
 }
 
 /**
@@ -235,18 +470,47 @@ int hzram_comp_compress(struct hzram_strm *strm, const void *src,
 int hzram_comp_decompress(struct hzram_comp *comp, const void *src,
 			  unsigned int src_len, void *dst)
 {
-	unsigned int dst_len = PAGE_SIZE;
+	struct hzram_strm *strm;
 	int ret;
 
 	if (hzram_fail_decompress())
 		return -EIO;
 	local_lock(&comp->strm->dlock);
-	ret = crypto_comp_decompress(this_cpu_ptr(comp->strm)->tfm, src,
-				     src_len, dst, &dst_len);
+	strm = this_cpu_ptr(comp->strm);
+	ret = comp->backend->decompress(strm->dctx, src, src_len, dst);
 	local_unlock(&comp->strm->dlock);
-	if (ret || dst_len != PAGE_SIZE)
+	return ret ? -EIO : 0;
+}
+
+/**
+ * hzram_comp_decompress_obj() - decompress zsmalloc object @handle
+ * @comp: the device's streams
+ * @pool: the pool holding the object
+ * @handle: the object, of @len bytes
+ * @len: its length, less than PAGE_SIZE
+ * @dst: PAGE_SIZE bytes of output
+ *
+ * As hzram_comp_decompress(); the object is read in place, or from a copy
+ * in the current CPU's stream if it spans two pages.
+ *
+ * Return: 0, or -EIO if the object is not a valid compressed page.
+ */
+int hzram_comp_decompress_obj(struct hzram_comp *comp, struct zs_pool *pool,
+			      unsigned long handle, unsigned int len, void *dst)
+{
+	struct hzram_strm *strm;
+	const void *src;
+	int ret;
+
+	if (hzram_fail_decompress())
 		return -EIO;
-	return 0;
+	local_lock(&comp->strm->dlock);
+	strm = this_cpu_ptr(comp->strm);
+	src = hzram_zs_read_begin(pool, handle, len, strm->dcopy);
+	ret = comp->backend->decompress(strm->dctx, src, len, dst);
+	hzram_zs_read_end(pool, handle, len, src);
+	local_unlock(&comp->strm->dlock);
+	return ret ? -EIO : 0;
 }
 
 int hzram_comp_init(void)

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * hzram: every difference between the kernels hzram supports (6.1 and
- * 6.12) lives here, so that the driver reads the same on both.
+ * later) lives here, so that the driver reads the same on all of them.
+ *
+ * Interfaces that changed up to 6.12 are told apart by version: the
+ * conditions name the release that changed each. Those that changed
+ * after 6.12 are told apart by what the kernel's headers declare, probed
+ * by kmod/Kbuild (HZRAM_HAVE_*), since distributions backport them.
  */
 #ifndef _HZRAM_COMPAT_H
 #define _HZRAM_COMPAT_H
@@ -13,15 +18,8 @@
 #include <linux/version.h>
 #include <linux/zsmalloc.h>
 
-/*
- * The kernels hzram is built and tested on. The conditions below name the
- * release that changed each interface, for whoever ports it further.
- */
-#if !(LINUX_VERSION_CODE >= KERNEL_VERSION(6, 1, 0) && \
-      LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0)) && \
-    !(LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0) && \
-      LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0))
-#error "hzram supports Linux 6.1 and 6.12"
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
+#error "hzram needs Linux 6.1 or later"
 #endif
 
 /* Queue limits every hzram disk gets. */
@@ -81,6 +79,7 @@ static inline struct gendisk *hzram_alloc_disk(void)
  * HZRAM_RW_PAGE_OP(name) is its line in block_device_operations.
  */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
+#define HZRAM_HAVE_RW_PAGE	1	/* io.c builds hzram_rw_page() */
 #define HZRAM_DEFINE_RW_PAGE(name)					\
 	static int name(struct block_device *bdev, sector_t sector,	\
 			struct page *page, enum req_op op)		\
@@ -131,24 +130,58 @@ static inline struct gendisk *hzram_alloc_disk(void)
 #endif
 
 /*
- * zsmalloc object access, shaped like the zs_obj_read_begin() /
- * zs_obj_write() API that replaced zs_map_object() in 6.15.
+ * zsmalloc. Objects are read with hzram_zs_read_begin() and
+ * hzram_zs_read_end(), shaped like the zs_obj_read_begin() API that
+ * replaced zs_map_object() in 6.15 (HZRAM_HAVE_ZS_OBJ_READ): an object
+ * that spans two pages is copied into @local_copy, which must hold @len
+ * bytes; 7.0 passes @len on (HZRAM_HAVE_ZS_READ_LEN). Neither sleeps.
  */
-
-/* Map object @handle for reading; undo with hzram_zs_read_end(). */
+#ifdef HZRAM_HAVE_ZS_OBJ_READ
 static inline const void *hzram_zs_read_begin(struct zs_pool *pool,
-					      unsigned long handle)
+					      unsigned long handle,
+					      unsigned int len,
+					      void *local_copy)
+{
+#ifdef HZRAM_HAVE_ZS_READ_LEN
+	return zs_obj_read_begin(pool, handle, len, local_copy);
+#else
+	return zs_obj_read_begin(pool, handle, local_copy);
+#endif
+}
+
+static inline void hzram_zs_read_end(struct zs_pool *pool,
+				     unsigned long handle, unsigned int len,
+				     const void *mem)
+{
+#ifdef HZRAM_HAVE_ZS_READ_LEN
+	zs_obj_read_end(pool, handle, len, (void *)mem);
+#else
+	zs_obj_read_end(pool, handle, (void *)mem);
+#endif
+}
+
+/* Copy @len bytes from @src into the freshly allocated object @handle. */
+static inline void hzram_zs_write(struct zs_pool *pool, unsigned long handle,
+				  const void *src, size_t len)
+{
+	zs_obj_write(pool, handle, (void *)src, len);
+}
+#else
+static inline const void *hzram_zs_read_begin(struct zs_pool *pool,
+					      unsigned long handle,
+					      unsigned int len,
+					      void *local_copy)
 {
 	return zs_map_object(pool, handle, ZS_MM_RO);
 }
 
 static inline void hzram_zs_read_end(struct zs_pool *pool,
-				     unsigned long handle)
+				     unsigned long handle, unsigned int len,
+				     const void *mem)
 {
 	zs_unmap_object(pool, handle);
 }
 
-/* Copy @len bytes from @src into the freshly allocated object @handle. */
 static inline void hzram_zs_write(struct zs_pool *pool, unsigned long handle,
 				  const void *src, size_t len)
 {
@@ -157,12 +190,24 @@ static inline void hzram_zs_write(struct zs_pool *pool, unsigned long handle,
 	memcpy(dst, src, len);
 	zs_unmap_object(pool, handle);
 }
+#endif
+
+/* zs_malloc() takes the NUMA node to allocate on since 6.17. */
+static inline unsigned long hzram_zs_malloc(struct zs_pool *pool, size_t len,
+					    gfp_t gfp)
+{
+#ifdef HZRAM_HAVE_ZS_MALLOC_NID
+	return zs_malloc(pool, len, gfp, NUMA_NO_NODE);
+#else
+	return zs_malloc(pool, len, gfp);
+#endif
+}
 
 /*
  * io_uring commands (IORING_OP_URING_CMD): the declarations moved to
  * <linux/io_uring/cmd.h> in 6.7, and the command's payload is read from
- * the SQE since 6.6. hzram_uring_cmd_payload() returns the 16 bytes of
- * sqe->cmd, valid while ->uring_cmd runs.
+ * the SQE since 6.6. hzram_uring_cmd_payload(cmd, type) returns the
+ * start of sqe->cmd as a const type *, valid while ->uring_cmd runs.
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
 #include <linux/io_uring/cmd.h>
@@ -170,14 +215,50 @@ static inline void hzram_zs_write(struct zs_pool *pool, unsigned long handle,
 #include <linux/io_uring.h>
 #endif
 
-static inline const void *hzram_uring_cmd_payload(struct io_uring_cmd *cmd)
-{
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
-	return io_uring_sqe_cmd(cmd->sqe);
+#ifdef HZRAM_HAVE_URING_SQE_CMD_TYPED	/* 7.0 */
+#define hzram_uring_cmd_payload(cmd, type)	io_uring_sqe_cmd((cmd)->sqe, type)
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+#define hzram_uring_cmd_payload(cmd, type) \
+	((const type *)io_uring_sqe_cmd((cmd)->sqe))
 #else
-	return cmd->cmd;
+#define hzram_uring_cmd_payload(cmd, type)	((const type *)(cmd)->cmd)
+#endif
+
+/*
+ * Completing a command: io_uring_cmd_done() lost its second result (res2,
+ * for 32-byte CQEs, which hzram does not use) when io_uring_cmd_done32()
+ * came, in 6.18.
+ */
+static inline void hzram_uring_cmd_done(struct io_uring_cmd *cmd, int ret,
+					unsigned int issue_flags)
+{
+#ifdef HZRAM_HAVE_URING_CMD_DONE32
+	io_uring_cmd_done(cmd, ret, issue_flags);
+#else
+	io_uring_cmd_done(cmd, ret, 0, issue_flags);
 #endif
 }
+
+/*
+ * Completing a command in its task: HZRAM_DEFINE_URING_TW(name, fn)
+ * defines the callback @name for io_uring_cmd_complete_in_task(), which
+ * calls void fn(struct io_uring_cmd *, unsigned int issue_flags). The
+ * callback takes the io_uring request itself since 6.19.
+ */
+#ifdef HZRAM_HAVE_URING_CMD_FROM_TW
+#define HZRAM_DEFINE_URING_TW(name, fn)					\
+	static void name(struct io_tw_req tw_req, io_tw_token_t tw)	\
+	{								\
+		fn(io_uring_cmd_from_tw(tw_req),			\
+		   IO_URING_CMD_TASK_WORK_ISSUE_FLAGS);			\
+	}
+#else
+#define HZRAM_DEFINE_URING_TW(name, fn)					\
+	static void name(struct io_uring_cmd *cmd, unsigned int issue_flags) \
+	{								\
+		fn(cmd, issue_flags);					\
+	}
+#endif
 
 /*
  * io_uring command cancelation, since 6.7: a command marked cancelable is

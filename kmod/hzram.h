@@ -11,7 +11,6 @@
 
 #include <linux/atomic.h>
 #include <linux/blkdev.h>
-#include <linux/crypto.h>
 #include <linux/local_lock.h>
 #include <linux/lockdep.h>
 #include <linux/mutex.h>
@@ -144,27 +143,35 @@ struct hzram_offload_params {
 };
 
 /*
- * A compression stream: the transform and its buffers, one per CPU, as in
- * zram. Compression takes the current CPU's stream under lock, a local
- * lock: preemption stays off while the stream is held, so the holder must
- * not sleep, and the CPU cannot go away under it. Decompression uses the
- * current CPU's transform under dlock: the algorithms hzram allows keep
- * their compression and decompression state apart, so the two never
- * disturb each other (on PREEMPT_RT, where local locks are per-CPU
- * sleeping locks, they do not wait for each other either).
+ * A compression stream: an algorithm's working memory and buffers, one
+ * per CPU, as in zram. Compression takes the current CPU's stream under
+ * lock, a local lock: preemption stays off while the stream is held, so
+ * the holder must not sleep, and the CPU cannot go away under it.
+ * Decompression uses the current CPU's decompression state under dlock:
+ * it is kept apart from the compression state, so the two never disturb
+ * each other (on PREEMPT_RT, where local locks are per-CPU sleeping
+ * locks, they do not wait for each other either).
  */
 struct hzram_strm {
-	local_lock_t lock;		/* compression: tfm, buffer, scratch */
-	local_lock_t dlock;		/* decompression: tfm */
-	struct crypto_comp *tfm;	/* set while the CPU is up */
+	local_lock_t lock;		/* compression: cctx, buffer, scratch */
+	local_lock_t dlock;		/* decompression: dctx, dcopy */
+	const struct hzram_backend *backend;
+	void *cmem, *cctx;		/* the compressor's memory, context */
 	void *buffer;			/* 2 * PAGE_SIZE: compressor output */
 	void *scratch;			/* PAGE_SIZE: a sub-page read decodes here */
+	void *dmem, *dctx;		/* the decompressor's, if it needs any */
+	void *dcopy;			/* PAGE_SIZE: an object that spans pages */
 };
+
+struct hzram_backend;
+
+#define HZRAM_ALG_NAME_MAX	64
 
 struct hzram_comp {
 	struct hzram_strm __percpu *strm;
 	struct hlist_node node;		/* CPU hotplug instance */
-	char name[CRYPTO_MAX_ALG_NAME];
+	const struct hzram_backend *backend;
+	char name[HZRAM_ALG_NAME_MAX];
 };
 
 struct hzram {
@@ -181,7 +188,7 @@ struct hzram {
 	/* Protects the fields above against sysfs; I/O needs no lock. */
 	struct rw_semaphore init_lock;
 	unsigned long limit_pages;	/* mem_limit in pages; 0: no limit */
-	char comp_algorithm[CRYPTO_MAX_ALG_NAME];	/* used at next init */
+	char comp_algorithm[HZRAM_ALG_NAME_MAX];	/* used at next init */
 	struct hzram_stats stats;
 
 	/*
@@ -240,6 +247,8 @@ int hzram_comp_compress(struct hzram_strm *strm, const void *src,
 			unsigned int *dst_len);
 int hzram_comp_decompress(struct hzram_comp *comp, const void *src,
 			  unsigned int src_len, void *dst);
+int hzram_comp_decompress_obj(struct hzram_comp *comp, struct zs_pool *pool,
+			      unsigned long handle, unsigned int len, void *dst);
 
 /* io.c */
 void hzram_submit_bio(struct bio *bio);
@@ -247,8 +256,10 @@ u32 hzram_page_csum(const void *page);
 unsigned int hzram_read_snapshot(struct hzram *hz, u32 index, void *dst,
 				 unsigned int room, u32 *csum, bool *has_csum);
 int hzram_read_page(struct hzram *hz, u32 index, void *dst);
+#ifdef HZRAM_HAVE_RW_PAGE
 int hzram_rw_page(struct hzram *hz, sector_t sector, struct page *page,
 		  bool write);
+#endif
 int hzram_meta_alloc(struct hzram *hz, u64 disksize);
 void hzram_meta_free(struct hzram *hz, u64 disksize);
 void hzram_slot_free_notify(struct block_device *bdev, unsigned long index);

@@ -181,11 +181,11 @@ static unsigned long hzram_zs_alloc_nowait(struct hzram *hz, unsigned int len,
 	unsigned long handle;
 	unsigned int flags;
 
-	handle = zs_malloc(hz->mem_pool, len, HZRAM_GFP);
+	handle = hzram_zs_malloc(hz->mem_pool, len, HZRAM_GFP);
 	if (!IS_ERR_VALUE(handle) || !swap)
 		return handle;
 	flags = memalloc_noreclaim_save();
-	handle = zs_malloc(hz->mem_pool, len, HZRAM_GFP);
+	handle = hzram_zs_malloc(hz->mem_pool, len, HZRAM_GFP);
 	memalloc_noreclaim_restore(flags);
 	return handle;
 }
@@ -291,8 +291,8 @@ static int hzram_encode_page(struct hzram *hz, const void *src,
 		/* A swap-out fails: the page stays in memory. */
 		if (mode == HZRAM_ENC_SWAP)
 			return -ENOMEM;
-		handle = zs_malloc(hz->mem_pool, len, HZRAM_GFP_WAIT |
-				   (staged ? __GFP_NOFAIL : 0));
+		handle = hzram_zs_malloc(hz->mem_pool, len, HZRAM_GFP_WAIT |
+					 (staged ? __GFP_NOFAIL : 0));
 		if (IS_ERR_VALUE(handle))
 			return -ENOMEM;
 		waited = handle;
@@ -341,12 +341,15 @@ static int __hzram_load(struct hzram *hz, u32 index, void *dst)
 		memset_l(dst, slot->handle, PAGE_SIZE / sizeof(unsigned long));
 		return 0;
 	}
-	src = hzram_zs_read_begin(hz->mem_pool, slot->handle);
-	if (len == PAGE_SIZE)
-		memcpy(dst, src, PAGE_SIZE);
-	else
-		ret = hzram_comp_decompress(hz->comp, src, len, dst);
-	hzram_zs_read_end(hz->mem_pool, slot->handle);
+	if (len == PAGE_SIZE) {
+		src = hzram_zs_read_begin(hz->mem_pool, slot->handle, len, dst);
+		if (src != dst)
+			memcpy(dst, src, PAGE_SIZE);
+		hzram_zs_read_end(hz->mem_pool, slot->handle, len, src);
+	} else {
+		ret = hzram_comp_decompress_obj(hz->comp, hz->mem_pool,
+						slot->handle, len, dst);
+	}
 	if (ret)
 		pr_err_ratelimited("%s: page %u does not decompress\n",
 				   hz->disk->disk_name, index);
@@ -474,9 +477,10 @@ unsigned int hzram_read_snapshot(struct hzram *hz, u32 index, void *dst,
 		len = hzram_slot_size(hz, index);
 		*has_csum = hzram_slot_test(hz, index, HZRAM_SLOT_CSUM);
 		*csum = slot->flags >> HZRAM_CSUM_SHIFT;
-		src = hzram_zs_read_begin(hz->mem_pool, slot->handle);
-		memcpy(dst, src, len);
-		hzram_zs_read_end(hz->mem_pool, slot->handle);
+		src = hzram_zs_read_begin(hz->mem_pool, slot->handle, len, dst);
+		if (src != dst)
+			memcpy(dst, src, len);
+		hzram_zs_read_end(hz->mem_pool, slot->handle, len, src);
 	}
 	hzram_slot_unlock(hz, index);
 	return len;
@@ -523,10 +527,9 @@ static bool hzram_slot_staged_in(struct hzram *hz, u32 index,
 static bool hzram_obj_matches(struct hzram *hz, unsigned long handle,
 			      unsigned int len, const void *page, void *scratch)
 {
-	const void *src = hzram_zs_read_begin(hz->mem_pool, handle);
-	int ret = hzram_comp_decompress(hz->comp, src, len, scratch);
+	int ret = hzram_comp_decompress_obj(hz->comp, hz->mem_pool, handle,
+					    len, scratch);
 
-	hzram_zs_read_end(hz->mem_pool, handle);
 	return !ret && !memcmp(scratch, page, PAGE_SIZE);
 }
 
@@ -574,11 +577,11 @@ static bool hzram_enc_from_record(struct hzram *hz, const void *page,
 	 * a staged page compressed here would (the helper's commit may
 	 * sleep, and allocates without I/O).
 	 */
-	handle = zs_malloc(hz->mem_pool, len, HZRAM_GFP);
+	handle = hzram_zs_malloc(hz->mem_pool, len, HZRAM_GFP);
 	if (IS_ERR_VALUE(handle)) {
 		atomic64_inc(&hz->stats.writestall);
-		handle = zs_malloc(hz->mem_pool, len,
-				   HZRAM_GFP_WAIT | __GFP_NOFAIL);
+		handle = hzram_zs_malloc(hz->mem_pool, len,
+					 HZRAM_GFP_WAIT | __GFP_NOFAIL);
 	}
 	hzram_obj_fill(hz, handle, data, len, false);
 	if (len < PAGE_SIZE && READ_ONCE(hz->offp.verify) &&
@@ -793,6 +796,7 @@ void hzram_submit_bio(struct bio *bio)
 	bio_endio(bio);
 }
 
+#ifdef HZRAM_HAVE_RW_PAGE
 /**
  * hzram_rw_page() - synchronous I/O of one whole page, without a bio
  * @hz: the device
@@ -827,6 +831,7 @@ int hzram_rw_page(struct hzram *hz, sector_t sector, struct page *page,
 		flush_dcache_page(page);
 	return ret;
 }
+#endif
 
 /*
  * Swap tells us a slot is free before it rewrites it: free it now. Called

@@ -276,14 +276,15 @@ static struct hzram_batch_desc *hzram_desc(struct hzram_offload *off,
 
 static void hzram_fetch_done(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
-	io_uring_cmd_done(cmd, hzram_pdu(cmd)->res, 0, issue_flags);
+	hzram_uring_cmd_done(cmd, hzram_pdu(cmd)->res, issue_flags);
 }
+HZRAM_DEFINE_URING_TW(hzram_fetch_done_tw, hzram_fetch_done)
 
 /* Complete a waiting FETCH; it was taken off the list. Any context. */
 static void hzram_fetch_complete(struct hzram_fetch_pdu *pdu, int res)
 {
 	pdu->res = res;
-	io_uring_cmd_complete_in_task(hzram_pdu_cmd(pdu), hzram_fetch_done);
+	io_uring_cmd_complete_in_task(hzram_pdu_cmd(pdu), hzram_fetch_done_tw);
 }
 
 /* Give READY batch @b to the helper; returns its number. Under lock. */
@@ -1009,7 +1010,7 @@ static int hzram_offload_fetch(struct hzram_offload *off,
 	}
 	spin_unlock(&off->lock);
 	if (HZRAM_URING_CANCEL && ret != -EIOCBQUEUED) {
-		io_uring_cmd_done(cmd, ret, 0, issue_flags);
+		hzram_uring_cmd_done(cmd, ret, issue_flags);
 		return -EIOCBQUEUED;
 	}
 	return ret;
@@ -1032,7 +1033,7 @@ static void hzram_offload_cancel(struct hzram_offload *off,
 	list_del_init(&pdu->node);
 	spin_unlock(&off->lock);
 	if (queued)
-		io_uring_cmd_done(cmd, -ECANCELED, 0, issue_flags);
+		hzram_uring_cmd_done(cmd, -ECANCELED, issue_flags);
 	if (!READ_ONCE(off->unlinked))
 		mod_delayed_work(hzram_monitor_wq, &off->monitor, 0);
 }
@@ -1287,7 +1288,7 @@ static int hzram_ctl_uring_cmd(struct io_uring_cmd *cmd,
 		hzram_offload_cancel(off, cmd, issue_flags);
 		return 0;
 	}
-	memcpy(&c, hzram_uring_cmd_payload(cmd), sizeof(c));
+	c = *hzram_uring_cmd_payload(cmd, struct hzram_cmd);
 	switch (cmd->cmd_op) {
 	case HZRAM_CMD_FETCH:
 		return hzram_offload_fetch(off, cmd, issue_flags);

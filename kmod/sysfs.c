@@ -203,7 +203,7 @@ static ssize_t comp_algorithm_store(struct device *dev,
 				    const char *buf, size_t len)
 {
 	struct hzram *hz = dev_to_hzram(dev);
-	char copy[CRYPTO_MAX_ALG_NAME], *name;
+	char copy[HZRAM_ALG_NAME_MAX], *name;
 	int ret = 0;
 
 	if (strscpy(copy, buf, sizeof(copy)) < 0)
