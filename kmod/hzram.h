@@ -19,6 +19,9 @@
 #include <linux/types.h>
 #include <uapi/linux/hzram.h>
 
+#include <linux/kfifo.h>
+#include <linux/workqueue.h>
+
 #include "compat.h"
 
 #define HZRAM_SECTOR_PAGE_SHIFT	(PAGE_SHIFT - SECTOR_SHIFT)
@@ -174,6 +177,16 @@ struct hzram_comp {
 	char name[HZRAM_ALG_NAME_MAX];
 };
 
+/* A queued netlink event (netlink.c). */
+struct hzram_nl_ev {
+	u32 event;			/* enum hzram_nl_event */
+	char alg[12];			/* INITIALISED: the algorithm */
+	u64 value;			/* disksize, mem_limit or a pid */
+	u64 io[HZRAM_IO_NR_FIELDS];	/* WRITE_FAILED: io_stat */
+};
+
+#define HZRAM_NL_QUEUE	8	/* events queued per device, a power of 2 */
+
 struct hzram {
 	/* Set up by disksize_store(), torn down by reset; under init_lock. */
 	struct hzram_slot *table;	/* one per page, each under its own lock */
@@ -216,6 +229,12 @@ struct hzram {
 	u64 read_ns_kernel;
 	u64 read_ns_helper;
 	atomic_t read_probe;
+
+	/* Netlink events not yet sent, and when the write path may next. */
+	spinlock_t nl_lock;
+	DECLARE_KFIFO(nl_queue, struct hzram_nl_ev, HZRAM_NL_QUEUE);
+	struct work_struct nl_work;
+	unsigned long nl_next[2];	/* jiffies: WRITE_FAILED, MEM_LIMIT */
 
 	struct gendisk *disk;
 	/* Reset or removal in progress: opens fail. Under disk->open_mutex. */
@@ -300,9 +319,22 @@ static inline void hzram_fault_exit(void) { }
 /* main.c */
 extern struct mutex hzram_index_mutex;
 struct hzram *hzram_find(int id);
+struct hzram *hzram_find_next(int *id);
 
 /* sysfs.c */
 extern const struct attribute_group *hzram_disk_groups[];
 void hzram_reset_device(struct hzram *hz);
+extern const char *const hzram_offload_modes[];	/* enum hzram_offload_mode */
+void hzram_mm_stat(struct hzram *hz, u64 v[HZRAM_MM_NR_FIELDS]);
+void hzram_io_stat(struct hzram *hz, u64 v[HZRAM_IO_NR_FIELDS]);
+void hzram_debug_stat(struct hzram *hz, u64 v[HZRAM_DEBUG_NR_FIELDS]);
+void hzram_offload_stat(struct hzram *hz, u64 v[HZRAM_OFF_NR_FIELDS]);
+
+/* netlink.c */
+int hzram_nl_init(void);
+void hzram_nl_exit(void);
+void hzram_nl_device_init(struct hzram *hz);
+void hzram_nl_device_removed(struct hzram *hz);
+void hzram_nl_event(struct hzram *hz, enum hzram_nl_event event, u64 value);
 
 #endif /* _HZRAM_H */

@@ -204,6 +204,8 @@ static int hzram_obj_fill(struct hzram *hz, unsigned long handle,
 	hzram_update_used_max(hz, used);
 	if (limited && limit && used > limit) {
 		zs_free(hz->mem_pool, handle);
+		hzram_nl_event(hz, HZRAM_NL_EV_MEM_LIMIT,
+			       (u64)limit << PAGE_SHIFT);
 		return -ENOMEM;
 	}
 	hzram_zs_write(hz->mem_pool, handle, data, len);
@@ -719,8 +721,12 @@ static blk_status_t hzram_bio_rw(struct hzram *hz, struct bio *bio)
 		kunmap_local(mem);
 		if (unlikely(ret)) {
 			/* Out of memory or past mem_limit included. */
-			atomic64_inc(write ? &hz->stats.failed_writes :
-					     &hz->stats.failed_reads);
+			if (write) {
+				atomic64_inc(&hz->stats.failed_writes);
+				hzram_nl_event(hz, HZRAM_NL_EV_WRITE_FAILED, 0);
+			} else {
+				atomic64_inc(&hz->stats.failed_reads);
+			}
 			return BLK_STS_IOERR;
 		}
 		if (!write)
@@ -784,6 +790,7 @@ void hzram_submit_bio(struct bio *bio)
 		if (hzram_free_range(hz, pos, len,
 				     bio_op(bio) == REQ_OP_WRITE_ZEROES)) {
 			atomic64_inc(&hz->stats.failed_writes);
+			hzram_nl_event(hz, HZRAM_NL_EV_WRITE_FAILED, 0);
 			bio->bi_status = BLK_STS_IOERR;
 		}
 		break;

@@ -28,6 +28,16 @@ struct hzram *hzram_find(int id)
 	return idr_find(&hzram_index_idr, id);
 }
 
+/*
+ * The device of the lowest id at or above *@id, which is set to its id;
+ * NULL if none. The caller holds hzram_index_mutex.
+ */
+struct hzram *hzram_find_next(int *id)
+{
+	lockdep_assert_held(&hzram_index_mutex);
+	return idr_get_next(&hzram_index_idr, id);
+}
+
 static int hzram_open_disk(struct gendisk *disk)
 {
 	struct hzram *hz = disk->private_data;
@@ -69,6 +79,7 @@ static int hzram_add(void)
 		goto err_free_hz;
 	hz->id = ret;
 	init_rwsem(&hz->init_lock);
+	hzram_nl_device_init(hz);
 	hzram_offload_params_init(&hz->offp);
 	strscpy(hz->comp_algorithm, HZRAM_DEFAULT_COMP,
 		sizeof(hz->comp_algorithm));
@@ -94,6 +105,7 @@ static int hzram_add(void)
 	if (ret)
 		goto err_put_disk;
 	pr_info("added device %s\n", disk->disk_name);
+	hzram_nl_event(hz, HZRAM_NL_EV_DEVICE_ADDED, 0);
 	return hz->id;
 
 err_put_disk:
@@ -141,6 +153,7 @@ static int hzram_remove(struct hzram *hz)
 	del_gendisk(disk);
 	/* disksize may have been set between the reset and del_gendisk(). */
 	hzram_reset_device(hz);
+	hzram_nl_device_removed(hz);
 	put_disk(disk);
 	kfree(hz);
 	return 0;
@@ -234,6 +247,9 @@ static int __init hzram_init(void)
 	ret = hzram_offload_init();
 	if (ret)
 		goto err_comp_exit;
+	ret = hzram_nl_init();
+	if (ret)
+		goto err_offload_exit;
 	hzram_fault_init();
 	hzram_major = register_blkdev(0, HZRAM_DEVICE_PREFIX);
 	if (hzram_major <= 0) {
@@ -265,6 +281,8 @@ err_destroy_devices:
 	unregister_blkdev(hzram_major, HZRAM_DEVICE_PREFIX);
 err_fault_exit:
 	hzram_fault_exit();
+	hzram_nl_exit();
+err_offload_exit:
 	hzram_offload_exit();
 err_comp_exit:
 	hzram_comp_exit();
@@ -278,6 +296,7 @@ static void __exit hzram_exit(void)
 	hzram_destroy_devices();
 	unregister_blkdev(hzram_major, HZRAM_DEVICE_PREFIX);
 	hzram_fault_exit();
+	hzram_nl_exit();
 	hzram_offload_exit();
 	hzram_comp_exit();
 }

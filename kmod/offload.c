@@ -887,6 +887,8 @@ static void hzram_offload_detach(struct hzram_offload *off, int fetch_res)
 		WRITE_ONCE(hz->off, NULL);
 		up_write(&hz->init_lock);
 		pr_info("%s: helper detached\n", hz->disk->disk_name);
+		hzram_nl_event(hz, HZRAM_NL_EV_HELPER_DETACHED,
+			       task_pid_nr(off->task));
 	}
 	spin_lock(&off->lock);
 	off->unlinked = true;
@@ -927,6 +929,8 @@ static void hzram_offload_count_death(struct hzram_offload *off)
 		pr_warn("%s: helper %d died; the module takes its batches back\n",
 			off->hz->disk->disk_name, task_pid_nr(off->task));
 		hzram_offload_count(off->hz, HZRAM_OFF_DEATHS);
+		hzram_nl_event(off->hz, HZRAM_NL_EV_HELPER_DIED,
+			       task_pid_nr(off->task));
 	}
 	mutex_unlock(&hzram_offload_mutex);
 }
@@ -1196,6 +1200,8 @@ static long hzram_ctl_attach(struct file *file, struct hzram_attach __user *arg)
 				   msecs_to_jiffies(HZRAM_MONITOR_MS));
 		pr_info("%s: helper %d attached\n", hz->disk->disk_name,
 			task_pid_nr(current));
+		hzram_nl_event(hz, HZRAM_NL_EV_HELPER_ATTACHED,
+			       task_pid_nr(off->task));
 	}
 	up_write(&hz->init_lock);
 	mutex_unlock(&hzram_offload_mutex);

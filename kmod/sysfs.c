@@ -102,6 +102,7 @@ static ssize_t disksize_store(struct device *dev, struct device_attribute *attr,
 	smp_store_release(&hz->disksize, disksize);
 	hzram_offload_start(hz);
 	set_capacity_and_notify(hz->disk, disksize >> SECTOR_SHIFT);
+	hzram_nl_event(hz, HZRAM_NL_EV_INITIALISED, disksize);
 	up_write(&hz->init_lock);
 	return len;
 
@@ -152,6 +153,7 @@ void hzram_reset_device(struct hzram *hz)
 	WRITE_ONCE(hz->read_ns_kernel, 0);
 	WRITE_ONCE(hz->read_ns_helper, 0);
 	up_write(&hz->init_lock);
+	hzram_nl_event(hz, HZRAM_NL_EV_RESET, 0);
 }
 
 static ssize_t reset_store(struct device *dev, struct device_attribute *attr,
@@ -277,62 +279,89 @@ static ssize_t compact_store(struct device *dev, struct device_attribute *attr,
 	return ret ? ret : len;
 }
 
-static ssize_t mm_stat_show(struct device *dev, struct device_attribute *attr,
-			    char *buf)
+/**
+ * hzram_mm_stat() - the fields of mm_stat
+ * @hz: the device; the caller holds its init_lock
+ * @v: set to the fields, enum hzram_mm_stat_field
+ */
+void hzram_mm_stat(struct hzram *hz, u64 v[HZRAM_MM_NR_FIELDS])
 {
-	struct hzram *hz = dev_to_hzram(dev);
 	struct zs_pool_stats pool_stats = {};
 	unsigned long mem_used = 0;
-	ssize_t sz;
 
-	down_read(&hz->init_lock);
+	lockdep_assert_held(&hz->init_lock);
 	if (hzram_init_done(hz)) {
 		mem_used = zs_get_total_pages(hz->mem_pool);
 		zs_pool_stats(hz->mem_pool, &pool_stats);
 	}
-	sz = sysfs_emit(buf,
-			"%8llu %8llu %8llu %8llu %8llu %8llu %8lu %8llu %8llu\n",
-			(u64)atomic64_read(&hz->stats.pages_stored) << PAGE_SHIFT,
-			(u64)atomic64_read(&hz->stats.compr_data_size),
-			(u64)mem_used << PAGE_SHIFT,
-			(u64)hz->limit_pages << PAGE_SHIFT,
-			(u64)atomic_long_read(&hz->stats.max_used_pages) << PAGE_SHIFT,
-			(u64)atomic64_read(&hz->stats.same_pages),
-			atomic_long_read(&pool_stats.pages_compacted),
-			(u64)atomic64_read(&hz->stats.huge_pages),
-			(u64)atomic64_read(&hz->stats.huge_pages_since));
+	v[HZRAM_MM_ORIG_DATA_SIZE] =
+		(u64)atomic64_read(&hz->stats.pages_stored) << PAGE_SHIFT;
+	v[HZRAM_MM_COMPR_DATA_SIZE] = atomic64_read(&hz->stats.compr_data_size);
+	v[HZRAM_MM_MEM_USED_TOTAL] = (u64)mem_used << PAGE_SHIFT;
+	v[HZRAM_MM_MEM_LIMIT] = (u64)hz->limit_pages << PAGE_SHIFT;
+	v[HZRAM_MM_MEM_USED_MAX] =
+		(u64)atomic_long_read(&hz->stats.max_used_pages) << PAGE_SHIFT;
+	v[HZRAM_MM_SAME_PAGES] = atomic64_read(&hz->stats.same_pages);
+	v[HZRAM_MM_PAGES_COMPACTED] =
+		atomic_long_read(&pool_stats.pages_compacted);
+	v[HZRAM_MM_HUGE_PAGES] = atomic64_read(&hz->stats.huge_pages);
+	v[HZRAM_MM_HUGE_PAGES_SINCE] =
+		atomic64_read(&hz->stats.huge_pages_since);
+}
+
+static ssize_t mm_stat_show(struct device *dev, struct device_attribute *attr,
+			    char *buf)
+{
+	struct hzram *hz = dev_to_hzram(dev);
+	u64 v[HZRAM_MM_NR_FIELDS];
+
+	down_read(&hz->init_lock);
+	hzram_mm_stat(hz, v);
 	up_read(&hz->init_lock);
-	return sz;
+	return sysfs_emit(buf,
+			  "%8llu %8llu %8llu %8llu %8llu %8llu %8llu %8llu %8llu\n",
+			  v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]);
+}
+
+/* The fields of io_stat (enum hzram_io_stat_field) into @v. */
+void hzram_io_stat(struct hzram *hz, u64 v[HZRAM_IO_NR_FIELDS])
+{
+	v[HZRAM_IO_FAILED_READS] = atomic64_read(&hz->stats.failed_reads);
+	v[HZRAM_IO_FAILED_WRITES] = atomic64_read(&hz->stats.failed_writes);
+	v[HZRAM_IO_INVALID_IO] = atomic64_read(&hz->stats.invalid_io);
+	v[HZRAM_IO_NOTIFY_FREE] = atomic64_read(&hz->stats.notify_free);
 }
 
 static ssize_t io_stat_show(struct device *dev, struct device_attribute *attr,
 			    char *buf)
 {
 	struct hzram *hz = dev_to_hzram(dev);
-	ssize_t sz;
+	u64 v[HZRAM_IO_NR_FIELDS];
 
 	down_read(&hz->init_lock);
-	sz = sysfs_emit(buf, "%8llu %8llu %8llu %8llu\n",
-			(u64)atomic64_read(&hz->stats.failed_reads),
-			(u64)atomic64_read(&hz->stats.failed_writes),
-			(u64)atomic64_read(&hz->stats.invalid_io),
-			(u64)atomic64_read(&hz->stats.notify_free));
+	hzram_io_stat(hz, v);
 	up_read(&hz->init_lock);
-	return sz;
+	return sysfs_emit(buf, "%8llu %8llu %8llu %8llu\n", v[0], v[1], v[2],
+			  v[3]);
+}
+
+/* The fields of debug_stat's second line into @v. */
+void hzram_debug_stat(struct hzram *hz, u64 v[HZRAM_DEBUG_NR_FIELDS])
+{
+	v[HZRAM_DEBUG_WRITESTALL] = atomic64_read(&hz->stats.writestall);
+	v[HZRAM_DEBUG_MISS_FREE] = atomic64_read(&hz->stats.miss_free);
 }
 
 static ssize_t debug_stat_show(struct device *dev,
 			       struct device_attribute *attr, char *buf)
 {
 	struct hzram *hz = dev_to_hzram(dev);
-	ssize_t sz;
+	u64 v[HZRAM_DEBUG_NR_FIELDS];
 
 	down_read(&hz->init_lock);
-	sz = sysfs_emit(buf, "version: 1\n%8llu %8llu\n",
-			(u64)atomic64_read(&hz->stats.writestall),
-			(u64)atomic64_read(&hz->stats.miss_free));
+	hzram_debug_stat(hz, v);
 	up_read(&hz->init_lock);
-	return sz;
+	return sysfs_emit(buf, "version: 1\n%8llu %8llu\n", v[0], v[1]);
 }
 
 /*
@@ -358,26 +387,33 @@ static ssize_t max_comp_streams_store(struct device *dev,
 	return val ? len : -EINVAL;
 }
 
+/* The fields of offload_stat (enum hzram_offload_stat_field) into @v. */
+void hzram_offload_stat(struct hzram *hz, u64 v[HZRAM_OFF_NR_FIELDS])
+{
+	int i;
+
+	v[HZRAM_OFF_HELPER] = hzram_offload_attached(hz);
+	v[HZRAM_OFF_ACTIVE] = rcu_access_pointer(hz->off_io) != NULL;
+	for (i = HZRAM_OFF_STAGED; i < HZRAM_OFF_NR_FIELDS; i++)
+		v[i] = atomic64_read(&hz->stats.offload[i]);
+	v[HZRAM_OFF_RTT_P50_US] = hzram_offload_rtt(hz, 50);
+	v[HZRAM_OFF_RTT_P99_US] = hzram_offload_rtt(hz, 99);
+	v[HZRAM_OFF_READ_NS_KERNEL] = READ_ONCE(hz->read_ns_kernel);
+	v[HZRAM_OFF_READ_NS_HELPER] = READ_ONCE(hz->read_ns_helper);
+}
+
 static ssize_t offload_stat_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
 {
 	struct hzram *hz = dev_to_hzram(dev);
-	ssize_t sz;
+	u64 v[HZRAM_OFF_NR_FIELDS];
+	ssize_t sz = 0;
 	int i;
 
-	sz = sysfs_emit(buf, "%8d %8d", hzram_offload_attached(hz),
-			rcu_access_pointer(hz->off_io) != NULL);
-	for (i = HZRAM_OFF_STAGED; i < HZRAM_OFF_RTT_P50_US; i++)
-		sz += sysfs_emit_at(buf, sz, " %8llu",
-				    (u64)atomic64_read(&hz->stats.offload[i]));
-	sz += sysfs_emit_at(buf, sz, " %8llu %8llu", hzram_offload_rtt(hz, 50),
-			    hzram_offload_rtt(hz, 99));
-	for (i = HZRAM_OFF_READ_BATCHES; i < HZRAM_OFF_READ_NS_KERNEL; i++)
-		sz += sysfs_emit_at(buf, sz, " %8llu",
-				    (u64)atomic64_read(&hz->stats.offload[i]));
-	sz += sysfs_emit_at(buf, sz, " %8llu %8llu\n",
-			    READ_ONCE(hz->read_ns_kernel),
-			    READ_ONCE(hz->read_ns_helper));
+	hzram_offload_stat(hz, v);
+	for (i = 0; i < HZRAM_OFF_NR_FIELDS; i++)
+		sz += sysfs_emit_at(buf, sz, "%s%8llu", i ? " " : "", v[i]);
+	sz += sysfs_emit_at(buf, sz, "\n");
 	return sz;
 }
 
@@ -464,7 +500,7 @@ static ssize_t offload_verify_store(struct device *dev,
  * the kernel. "off" stops, taking back what the helper holds (it stays
  * attached, and is given nothing until offload is auto or on again).
  */
-static const char *const hzram_offload_modes[] = {
+const char *const hzram_offload_modes[] = {
 	[HZRAM_OFFLOAD_OFF] = "off",
 	[HZRAM_OFFLOAD_AUTO] = "auto",
 	[HZRAM_OFFLOAD_ON] = "on",

@@ -218,6 +218,89 @@ enum hzram_cmd_op {
 #define HZRAM_IOC_ATTACH	_IOWR(HZRAM_IOC_MAGIC, 1, struct hzram_attach)
 #define HZRAM_IOC_DETACH	_IO(HZRAM_IOC_MAGIC, 2)
 
+/*
+ * The generic netlink family "hzram" (Documentation/uapi.rst): a dump of
+ * every device, and events on the multicast group "events". Attributes
+ * are only ever added, at the end; each side ignores the attributes it
+ * does not know. The family lives in the initial network namespace.
+ *
+ * HZRAM_NL_CMD_GET_DEVICE: with HZRAM_NL_A_ID, that device (ENODEV if
+ * there is none); as a dump (NLM_F_DUMP), every device, a message each.
+ * HZRAM_NL_CMD_EVENT: sent on "events" only: HZRAM_NL_A_EVENT, with the
+ * device's HZRAM_NL_A_ID and HZRAM_NL_A_NAME, and what the event names.
+ * Nothing changes state through the family: sysfs does that.
+ */
+#define HZRAM_GENL_NAME		"hzram"
+#define HZRAM_GENL_VERSION	1
+#define HZRAM_GENL_MCGRP_EVENTS	"events"
+
+enum hzram_nl_cmd {
+	HZRAM_NL_CMD_UNSPEC,
+	HZRAM_NL_CMD_GET_DEVICE,
+	HZRAM_NL_CMD_EVENT,
+	__HZRAM_NL_CMD_MAX,
+};
+#define HZRAM_NL_CMD_MAX	(__HZRAM_NL_CMD_MAX - 1)
+
+/*
+ * Attributes of a device. The statistics are nested: in each nest,
+ * attribute type N + 1 holds field N (a __u64) of the sysfs file of the
+ * same name (enum hzram_mm_stat_field, hzram_io_stat_field,
+ * hzram_debug_stat_field, hzram_offload_stat_field).
+ */
+enum hzram_nl_attr {
+	HZRAM_NL_A_UNSPEC,
+	HZRAM_NL_A_PAD,			/* padding of 64-bit attributes */
+	HZRAM_NL_A_ID,			/* __u32: N of /dev/hzramN */
+	HZRAM_NL_A_NAME,		/* string: "hzramN" */
+	HZRAM_NL_A_DISKSIZE,		/* __u64: bytes; 0: not initialised */
+	HZRAM_NL_A_COMP_ALGORITHM,	/* string: the selected algorithm */
+	HZRAM_NL_A_MAX_COMP_STREAMS,	/* __u32 */
+	HZRAM_NL_A_MEM_LIMIT,		/* __u64: bytes; 0: no limit */
+	HZRAM_NL_A_MM_STAT,		/* nest: mm_stat */
+	HZRAM_NL_A_IO_STAT,		/* nest: io_stat */
+	HZRAM_NL_A_DEBUG_STAT,		/* nest: debug_stat */
+	HZRAM_NL_A_OFFLOAD,		/* string: "off", "auto" or "on" */
+	HZRAM_NL_A_OFFLOAD_STAT,	/* nest: offload_stat */
+	HZRAM_NL_A_EVENT,		/* __u32: enum hzram_nl_event */
+	HZRAM_NL_A_HELPER_PID,		/* __u32: the helper's process */
+	__HZRAM_NL_A_MAX,
+};
+#define HZRAM_NL_A_MAX		(__HZRAM_NL_A_MAX - 1)
+
+/* Fields of /sys/block/hzramN/debug_stat's second line. */
+enum hzram_debug_stat_field {
+	HZRAM_DEBUG_WRITESTALL,		/* writes that waited for memory */
+	HZRAM_DEBUG_MISS_FREE,		/* free notifications skipped: busy */
+	HZRAM_DEBUG_NR_FIELDS,
+};
+
+/*
+ * Events, with the attributes each carries besides HZRAM_NL_A_EVENT, _ID
+ * and _NAME. Those of the write path are sent once a second at most per
+ * device (the statistics count every one).
+ */
+enum hzram_nl_event {
+	HZRAM_NL_EV_UNSPEC,
+	HZRAM_NL_EV_DEVICE_ADDED,	/* hot_add, or loading the module */
+	HZRAM_NL_EV_DEVICE_REMOVED,	/* hot_remove, or unloading it */
+	HZRAM_NL_EV_INITIALISED,	/* disksize set: _DISKSIZE,
+					 * _COMP_ALGORITHM */
+	HZRAM_NL_EV_RESET,		/* reset, data dropped */
+	HZRAM_NL_EV_MEM_LIMIT,		/* a write refused: mem_limit reached
+					 * (_MEM_LIMIT); once a second at most */
+	HZRAM_NL_EV_WRITE_FAILED,	/* a write request failed (_IO_STAT);
+					 * once a second at most */
+	HZRAM_NL_EV_HELPER_ATTACHED,	/* _HELPER_PID */
+	HZRAM_NL_EV_HELPER_DETACHED,	/* _HELPER_PID: the helper detached,
+					 * closed its file or died, or the
+					 * device went away */
+	HZRAM_NL_EV_HELPER_DIED,	/* _HELPER_PID: its process died while
+					 * attached; _DETACHED follows */
+	__HZRAM_NL_EV_MAX,
+};
+#define HZRAM_NL_EV_MAX		(__HZRAM_NL_EV_MAX - 1)
+
 /* Sizes both sides check at build time. */
 #define HZRAM_PAGE_RECORD_SIZE	16
 #define HZRAM_ATTACH_SIZE	80
