@@ -4,7 +4,9 @@
 #   make KDIR=<dir>      ... or against the kernel headers in <dir>
 #   make userhelper      the helper's libraries, hzramd, tests and hzbench
 #                        (build/userhelper/)
-#   make hzramd          hzramd alone (build/userhelper/hzramd)
+#   make hzramd          hzramd, hzramctl and hzram-setup, which the test
+#                        guests run (build/userhelper/)
+#   make hzram-setup     hzram-setup alone (build/userhelper/hzram-setup)
 #   make gpu-bundle      tests and hzbench linked to run on a GPU machine
 #                        without packages (build/gpu-bundle/; run there
 #                        with bench/gpu-run)
@@ -19,9 +21,11 @@
 #                        hzram with hzramd against both
 #   make dkms-install    install the module with DKMS (root)
 #   make dkms-uninstall  remove it
+#   make deb             the Debian packages hzram-dkms and hzram-tools
+#                        (debian/; into build/deb/)
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
-VM_KERNELS ?= 6.1 6.12 6.12-debug
+VM_KERNELS ?= 6.1 6.12 newest 6.12-debug
 
 # Userspace objects go through ccache when it is installed, with its cache
 # beside the debug kernel's ($HZRAM_CACHE), so that a clean clone on the
@@ -39,8 +43,8 @@ endif
 CMAKE_CONFIGURE = cmake -S userhelper -B build/userhelper \
 	-DHZRAM_CORPUS=$(CURDIR)/$(CORPUS) $(CMAKE_LAUNCHER) >/dev/null
 
-.PHONY: all kmod clean-kmod clean check demo bench deps dkms-install dkms-uninstall \
-	userhelper hzramd fuzz fuzz-run linux-source corpus hzbench gpu-bundle
+.PHONY: all kmod clean-kmod clean check demo bench deps dkms-install dkms-uninstall deb \
+	userhelper hzramd hzram-setup fuzz fuzz-run linux-source corpus hzbench gpu-bundle
 
 all: kmod
 
@@ -52,7 +56,9 @@ clean-kmod:
 		kmod/modules.order kmod/Module.symvers
 
 clean: clean-kmod
-	rm -rf build/userhelper build/fuzz build/portable build/gpu-bundle
+	rm -rf build/userhelper build/fuzz build/portable build/gpu-bundle build/deb
+	rm -rf debian/.debhelper debian/tmp debian/hzram-dkms debian/hzram-tools \
+		debian/files debian/*.substvars debian/*.debhelper debian/*.debhelper.log
 
 deps:
 	scripts/setup-debian
@@ -75,6 +81,19 @@ dkms-install:
 dkms-uninstall:
 	scripts/dkms uninstall
 
+# The Debian packages (debian/; Documentation/admin-guide.rst), built in
+# build/deb/userhelper, with ccache as above, into build/deb/. As
+# dpkg-buildpackage -b would, less the source clean and the .changes
+# (debian/control says Rules-Requires-Root: no: no fakeroot needed).
+deb:
+	dpkg-checkbuilddeps
+	rm -f build/deb/*.deb
+	mkdir -p build/deb
+	DEB_RULES_REQUIRES_ROOT=no DEB_BUILD_OPTIONS="parallel=$(shell nproc) $(DEB_BUILD_OPTIONS)" \
+		HZRAM_DEB_CMAKE_ARGS="$(CMAKE_LAUNCHER)" HZRAM_DEB_DIR=$(CURDIR)/build/deb \
+		debian/rules binary
+	@ls build/deb/*.deb
+
 # The page corpus, decompressed, for the userspace tests and benchmarks.
 CORPUS := build/data/procmem-64m.pages
 corpus: $(CORPUS)
@@ -91,7 +110,11 @@ userhelper: linux-source corpus
 
 hzramd: linux-source corpus
 	$(CMAKE_CONFIGURE)
-	cmake --build build/userhelper -j $(shell nproc) --target hzramd
+	cmake --build build/userhelper -j $(shell nproc) --target hzramd hzramctl hzram-setup
+
+hzram-setup: linux-source corpus
+	$(CMAKE_CONFIGURE)
+	cmake --build build/userhelper -j $(shell nproc) --target hzram-setup
 
 hzbench: userhelper
 	build/userhelper/hzbench --corpus $(CORPUS)

@@ -37,7 +37,7 @@ static bool hzram_nl_listened(void)
 				  HZRAM_NL_MCGRP_EVENTS);
 }
 
-/* A nest of @n u64 fields: attribute type i + 1 holds field i. */
+/* A nest of @n u64 fields: attribute HZRAM_NL_STAT_FIRST + i is field i. */
 static int hzram_nl_put_fields(struct sk_buff *skb, int type, const u64 *v,
 			       int n)
 {
@@ -47,7 +47,8 @@ static int hzram_nl_put_fields(struct sk_buff *skb, int type, const u64 *v,
 	if (!nest)
 		return -EMSGSIZE;
 	for (i = 0; i < n; i++) {
-		if (nla_put_u64_64bit(skb, i + 1, v[i], HZRAM_NL_A_PAD)) {
+		if (nla_put_u64_64bit(skb, HZRAM_NL_STAT_FIRST + i, v[i],
+				      HZRAM_NL_STAT_PAD)) {
 			nla_nest_cancel(skb, nest);
 			return -EMSGSIZE;
 		}

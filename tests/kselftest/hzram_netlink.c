@@ -47,10 +47,10 @@ static int fields(struct nlattr *nest, uint64_t *v, int n)
 	int rem, count = 0;
 
 	nla_for_each_nested(a, nest, rem) {
-		int t = nla_type(a);
+		int i = nla_type(a) - HZRAM_NL_STAT_FIRST;
 
-		if (t >= 1 && t <= n) {
-			v[t - 1] = nla_get_u64(a);
+		if (i >= 0 && i < n) {
+			v[i] = nla_get_u64(a);
 			count++;
 		}
 	}

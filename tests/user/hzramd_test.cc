@@ -36,6 +36,7 @@
 #include "kernel_io.h"
 #include "loopback.h"
 #include "options.h"
+#include "program.h"
 #include "test_util.h"
 
 namespace hzramd {
@@ -178,33 +179,10 @@ TEST(OptionsTest, BadArguments) {
   }
 }
 
-struct Ran {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
-
-// hzramd is built beside this test's directory (build/userhelper/hzramd,
-// the test in build/userhelper/tests/): found from /proc/self/exe, so that
-// no absolute path is compiled in.
-std::string HzramdPath() {
-  char self[4096];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n <= 0) return "hzramd";
-  std::string dir(self, static_cast<std::size_t>(n));
-  dir.resize(dir.rfind('/'));
-  return dir + "/../hzramd";
-}
+using hzram::test::Ran;
 
 Ran RunHzramd(const std::string& args) {
-  Ran r;
-  FILE* p = popen((HzramdPath() + " " + args + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return hzram::test::RunProgram(hzram::test::BuiltProgram("hzramd"), args);
 }
 
 TEST(HzramdBinaryTest, ExitStatuses) {

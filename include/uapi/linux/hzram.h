@@ -244,10 +244,14 @@ enum hzram_nl_cmd {
 
 /*
  * Attributes of a device. The statistics are nested: in each nest,
- * attribute type N + 1 holds field N (a __u64) of the sysfs file of the
- * same name (enum hzram_mm_stat_field, hzram_io_stat_field,
- * hzram_debug_stat_field, hzram_offload_stat_field).
+ * attribute type HZRAM_NL_STAT_FIRST + N holds field N (a __u64) of the
+ * sysfs file of the same name (enum hzram_mm_stat_field,
+ * hzram_io_stat_field, hzram_debug_stat_field, hzram_offload_stat_field);
+ * HZRAM_NL_STAT_PAD pads where the architecture aligns 64-bit values.
  */
+#define HZRAM_NL_STAT_PAD	1
+#define HZRAM_NL_STAT_FIRST	2
+
 enum hzram_nl_attr {
 	HZRAM_NL_A_UNSPEC,
 	HZRAM_NL_A_PAD,			/* padding of 64-bit attributes */
