@@ -328,7 +328,7 @@ test_offload_columns() {
 	expect_eq "$(hzramctl --raw -n -o OFFLOAD "$h")" on OFFLOAD
 	# Under lockdep and KASAN, batches wait longer to fill and hzramd has
 	# longer to return them (as in helper.sh).
-	if [ "$SHRINK" != 1 ]; then
+	if [ "$SLOW" = 1 ]; then
 		echo 50000 >/sys/block/$DEV/offload_flush_us
 		echo 10000 >/sys/block/$DEV/offload_timeout_ms
 	fi

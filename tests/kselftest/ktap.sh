@@ -12,10 +12,15 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PATH=$HERE:$PATH
 
 # On a kernel with lockdep (the debug guest kernel, with KASAN too) every
-# I/O costs several times more: there the tests divide the data they move
-# by SHRINK, and take the same paths (lockdep needs each lock taken in
-# each context, KASAN each access made, not gigabytes).
-if [ -e /proc/lockdep ]; then SHRINK=8; else SHRINK=1; fi
+# I/O costs several times more (SLOW=1): there the tests divide the data
+# they move by SHRINK, 8, and take the same paths (lockdep needs each lock
+# taken in each context, KASAN each access made, not gigabytes). Elsewhere
+# SHRINK is 1, or what run-guest was given (HZRAM_SHRINK).
+if [ -e /proc/lockdep ]; then
+	SLOW=1 SHRINK=8
+else
+	SLOW=0 SHRINK=${HZRAM_SHRINK:-1}
+fi
 
 fail() {
 	echo "FAIL: $*"

@@ -38,13 +38,13 @@ pswp() {
 test_swap_with_hzramd_killed_and_restarted() {
 	local mem_mib want rc over in0 out0 swapped_in swapped_out reverse= pid out
 	mem_mib=$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo)
-	want=$((SHRINK > 1 ? mem_mib * 9 / 8 : mem_mib * 3))
+	want=$((SLOW ? mem_mib * 9 / 8 : mem_mib * 3))
 	over=$((want - mem_mib))
-	[ "$SHRINK" -gt 1 ] && reverse=-r
+	[ "$SLOW" = 1 ] && reverse=-r
 	modprobe hzram
 	DEV=hzram0
 	# Under lockdep and KASAN a batch takes longer to fill.
-	[ "$SHRINK" = 1 ] || echo 50000 >/sys/block/hzram0/offload_flush_us
+	[ "$SLOW" = 0 ] || echo 50000 >/sys/block/hzram0/offload_flush_us
 	echo 3G >/sys/block/hzram0/disksize
 	: >$LOG
 	start_hzramd
