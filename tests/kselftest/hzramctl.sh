@@ -451,5 +451,13 @@ test_module_not_loaded() {
 		"hzramctl --monitor's message, the module unloaded"
 }
 
+# zramctl and hzramctl list every device: start from none, whatever the
+# tests before this one left, with both modules loaded afresh as
+# run-guest loads them.
+reload() { # MODULE
+	{ ! grep -q "^$1 " /proc/modules || rmmod "$1"; } && modprobe "$1" num_devices=0
+}
+reload hzram && reload zram || { echo "hzramctl.sh: cannot reload hzram and zram"; exit 1; }
+
 ktap_main test_find_size_algorithm_streams test_same_as_zramctl test_errors \
 	test_offload_columns test_monitor test_module_not_loaded
