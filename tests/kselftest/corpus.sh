@@ -20,7 +20,7 @@ round_trip() {
 	expect_eq "$got" "$want" "sha256 of /dev/$dev ($alg)"
 	echo "$alg: mm_stat $(cat /sys/block/$dev/mm_stat)"
 	expect_eq "$(mm_field $dev 1)" $((mib << 20)) "orig_data_size"
-	echo "${dev#hzram}" >/sys/class/hzram-control/hot_remove
+	remove_dev $dev
 }
 
 test_corpus_lz4() { round_trip lz4; }

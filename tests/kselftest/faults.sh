@@ -92,7 +92,7 @@ setup() {
 
 teardown() {
 	all_off
-	echo "${DEV#hzram}" >/sys/class/hzram-control/hot_remove
+	remove_dev $DEV
 }
 
 # Discard the whole device and compact: nothing stored, nothing allocated.

@@ -14,7 +14,7 @@ setup() {
 }
 
 teardown() {
-	echo "${DEV#hzram}" >/sys/class/hzram-control/hot_remove
+	remove_dev $DEV
 }
 
 # run_fio NAME ARGS...: fio_verify, and no failed I/O in io_stat.

@@ -29,7 +29,7 @@ setup() {
 }
 
 teardown() {
-	echo "${DEV#hzram}" >/sys/class/hzram-control/hot_remove
+	remove_dev $DEV
 }
 
 # offload_stat's pages compressed by the module, by reason, add up to all

@@ -13,6 +13,7 @@
  */
 #include "hzram_test.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <time.h>
 
@@ -205,21 +206,43 @@ TEST_F_TIMEOUT(race, control_operations_against_each_other_and_io, 120)
 	EXPECT_EQ(0, hot_remove(r.id));
 }
 
+/* The number of hzram devices there are now, or -errno. */
+static int count_devices(void)
+{
+	DIR *d = opendir("/sys/block");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)))
+		n += !strncmp(e->d_name, "hzram", 5);
+	closedir(d);
+	return n;
+}
+
 /* hot_add and hot_remove of devices that others open and configure. */
 struct churn {
 	struct race r;
 	int ids[4];		/* slots of devices; -1: none */
 	int cycles;
+	int churners;		/* churn threads started: each owns two slots */
 	int users;		/* user threads started: each has its own page */
 };
 
 static void *churn_fn(void *arg)
 {
 	struct churn *c = arg;
+	/*
+	 * Slots k and k + 2 are this thread's alone, so that no device it
+	 * added is lost to another churner's store: every device still in a
+	 * slot at the end is removed.
+	 */
+	int k = __atomic_fetch_add(&c->churners, 1, __ATOMIC_RELAXED) % 2;
 	unsigned int i = 0;
 
 	while (now() < c->r.end) {
-		int *slot = &c->ids[i++ % 4];
+		int *slot = &c->ids[k + 2 * (i++ % 2)];
 		int id = __atomic_exchange_n(slot, -1, __ATOMIC_ACQ_REL);
 
 		if (id >= 0) {
@@ -286,8 +309,9 @@ TEST_F_TIMEOUT(race, hot_add_remove_against_users, 120)
 {
 	void *(*fns[])(void *) = { churn_fn, churn_fn, churn_user_fn, churn_user_fn };
 	struct churn c = { .ids = { -1, -1, -1, -1 } };
-	int i;
+	int before = count_devices(), i;
 
+	ASSERT_LE(0, before);
 	run_threads(&c.r, fns, 4);
 	EXPECT_EQ(0, c.r.bad) TH_LOG("%d unexpected results; first: %s", c.r.bad, c.r.what);
 	TH_LOG("%d devices added and removed", c.cycles);
@@ -295,6 +319,8 @@ TEST_F_TIMEOUT(race, hot_add_remove_against_users, 120)
 	for (i = 0; i < 4; i++)
 		if (c.ids[i] >= 0)
 			EXPECT_EQ(0, hot_remove(c.ids[i]));
+	/* Every device the churners added is gone again. */
+	EXPECT_EQ(before, count_devices());
 }
 
 /*

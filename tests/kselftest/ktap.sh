@@ -60,6 +60,20 @@ io_field() {
 	awk -v n="$2" '{print $n}' "/sys/block/$1/io_stat"
 }
 
+# remove_dev DEV: hot_remove DEV. A program that did io_uring I/O on it
+# may have exited while its ring still holds the device open: the kernel
+# tears rings down in a workqueue after the exit (fio.sh met it on 7.3).
+# EBUSY is retried for up to 10 s.
+remove_dev() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		echo "${1#hzram}" 2>/dev/null >/sys/class/hzram-control/hot_remove && return 0
+		sleep 0.1
+	done
+	fail "hot_remove of $1 still refused after 10 s: $(sysattr write \
+		/sys/class/hzram-control/hot_remove "${1#hzram}" 2>&1)"
+}
+
 # fio_verify NAME ARGS...: fio on /dev/$DEV with verify=crc32c, direct
 # I/O, buffers 60% compressible; fail on any error or verify failure.
 fio_verify() {
