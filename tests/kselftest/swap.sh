@@ -5,9 +5,10 @@
 # brings every page back from swap, while hzramd compresses, is killed,
 # and is started again (see the test); on the debug kernel, where KASAN
 # and lockdep make every page slow, 48 MiB more than the memory available
-# in a pass that brings back only what went out. No OOM kill, no hang, every word
-# verified; reset refused while swapping; once the program has exited its
-# pages leave the device; swapoff. Loads and unloads the module itself.
+# in a pass that brings back only what went out. No OOM kill, no hang,
+# every word verified; reset refused while swapping; once the program has
+# exited its pages leave the device; swapoff. Loads and unloads the module
+# itself.
 . "$(dirname "$0")/ktap.sh"
 . "$(dirname "$0")/hzramd-lib.sh"
 
