@@ -1,10 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hzram: fault injection for the failures a healthy kernel never shows,
- * built when the kernel has CONFIG_FAULT_INJECTION_DEBUG_FS.
+ * hzram: fault injection, for the tests: built into modules made with
+ * HZRAM_FAULT_INJECTION=y (tests/vm/build-kmod does), never into the
+ * packaged module. Its knobs are in /sys/kernel/debug/hzram/:
  *
- * /sys/kernel/debug/hzram/fail_compress and fail_decompress hold the
- * kernel's fault_attr knobs (probability, interval, times, ... see
+ * delay_<point> and delay_<point>_times: the next _times passes through
+ * the point sleep delay_<point> milliseconds (the points are enum
+ * hzram_delay_point's, named in hzram_delay_names[]); delay_<point>_hits
+ * counts the passes that slept, so that a test knows when a path is
+ * there and can make another event happen at that moment.
+ *
+ * fail_compress and fail_decompress, where the kernel has
+ * CONFIG_FAULT_INJECTION_DEBUG_FS: the kernel's fault_attr knobs
+ * (probability, interval, times, ... see
  * Documentation/fault-injection/fault-injection.rst): the compressor then
  * fails as if the data could not be compressed, and the decompressor as
  * if a stored page were corrupt. They start disabled and quiet.
@@ -12,11 +20,40 @@
 #include "hzram.h"
 
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/fault-inject.h>
 
+static const char *const hzram_delay_names[HZRAM_NR_DELAYS] = {
+	[HZRAM_DELAY_PUT]		= "put",
+	[HZRAM_DELAY_ATTACH]		= "attach",
+	[HZRAM_DELAY_UNLINK]		= "unlink",
+	[HZRAM_DELAY_FAIL_FETCHES]	= "fail_fetches",
+	[HZRAM_DELAY_COMMIT]		= "commit",
+};
+
+static struct {
+	u32 ms;
+	atomic_t times;
+	atomic_t hits;
+} hzram_delays[HZRAM_NR_DELAYS];
+
+static struct dentry *hzram_debugfs;
+
+/* A delay point: sleeps if a test asked for it here. May sleep anyway. */
+void hzram_delay(enum hzram_delay_point point)
+{
+	u32 ms = READ_ONCE(hzram_delays[point].ms);
+
+	might_sleep();
+	if (likely(!ms) || atomic_dec_if_positive(&hzram_delays[point].times) < 0)
+		return;
+	atomic_inc(&hzram_delays[point].hits);
+	msleep(ms);
+}
+
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 static DECLARE_FAULT_ATTR(hzram_fail_compress_attr);
 static DECLARE_FAULT_ATTR(hzram_fail_decompress_attr);
-static struct dentry *hzram_debugfs;
 
 bool hzram_fail_compress(void)
 {
@@ -28,16 +65,42 @@ bool hzram_fail_decompress(void)
 	return should_fail(&hzram_fail_decompress_attr, 1);
 }
 
-/* debugfs is best effort: a missing knob only means no injection. */
-void hzram_fault_init(void)
+static void hzram_fail_init(void)
 {
 	hzram_fail_compress_attr.verbose = 0;
 	hzram_fail_decompress_attr.verbose = 0;
-	hzram_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	fault_create_debugfs_attr("fail_compress", hzram_debugfs,
 				  &hzram_fail_compress_attr);
 	fault_create_debugfs_attr("fail_decompress", hzram_debugfs,
 				  &hzram_fail_decompress_attr);
+}
+#else
+static void hzram_fail_init(void)
+{
+}
+#endif
+
+/* debugfs is best effort: a missing knob only means no injection. */
+void hzram_fault_init(void)
+{
+	char name[32];
+	unsigned int i;
+
+	hzram_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	for (i = 0; i < HZRAM_NR_DELAYS; i++) {
+		snprintf(name, sizeof(name), "delay_%s", hzram_delay_names[i]);
+		debugfs_create_u32(name, 0600, hzram_debugfs,
+				   &hzram_delays[i].ms);
+		snprintf(name, sizeof(name), "delay_%s_times",
+			 hzram_delay_names[i]);
+		debugfs_create_atomic_t(name, 0600, hzram_debugfs,
+					&hzram_delays[i].times);
+		snprintf(name, sizeof(name), "delay_%s_hits",
+			 hzram_delay_names[i]);
+		debugfs_create_atomic_t(name, 0400, hzram_debugfs,
+					&hzram_delays[i].hits);
+	}
+	hzram_fail_init();
 }
 
 void hzram_fault_exit(void)

@@ -289,9 +289,11 @@ enum hzram_store_result hzram_store_staged(struct hzram *hz, u32 index,
 					   bool *refused);
 void hzram_stage_install(struct hzram *hz, u32 index, unsigned long cell);
 
-/* offload.c: the helper (hzramd) and its batches. */
+/* offload.c, offload_read.c, offload_ctl.c: the helper (hzramd). */
 int hzram_offload_init(void);
 void hzram_offload_exit(void);
+int hzram_ctl_register(void);
+void hzram_ctl_unregister(void);
 void hzram_offload_params_init(struct hzram_offload_params *p);
 bool hzram_offload_stage(struct hzram *hz, u32 index, const void *src);
 void hzram_offload_start(struct hzram *hz);
@@ -303,17 +305,37 @@ void hzram_read_measure(struct hzram *hz, u64 ns, unsigned int pages);
 u64 hzram_offload_rtt(struct hzram *hz, unsigned int pct);
 extern struct mutex hzram_offload_mutex;
 
-/* fault.c: injected failures, where the kernel has fault injection. */
-#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
-bool hzram_fail_compress(void);
-bool hzram_fail_decompress(void);
+/*
+ * fault.c: fault injection, in modules built with HZRAM_FAULT_INJECTION=y
+ * (the tests' builds). Delay points hold a path at a chosen place for a
+ * while, so that tests can make another event happen right there
+ * (/sys/kernel/debug/hzram/delay_<point>); the compressor and the
+ * decompressor fail on demand where the kernel has fault injection.
+ */
+enum hzram_delay_point {
+	HZRAM_DELAY_PUT,		/* a batch's last ref, about to go */
+	HZRAM_DELAY_ATTACH,		/* sized a helper's arenas, not linked */
+	HZRAM_DELAY_UNLINK,		/* hot_remove found the device's helper */
+	HZRAM_DELAY_FAIL_FETCHES,	/* detached, FETCHes not failed yet */
+	HZRAM_DELAY_COMMIT,		/* a commit owns its batch, not stored */
+	HZRAM_NR_DELAYS,
+};
+
+#ifdef HZRAM_FAULT_INJECTION
+void hzram_delay(enum hzram_delay_point point);
 void hzram_fault_init(void);
 void hzram_fault_exit(void);
 #else
-static inline bool hzram_fail_compress(void) { return false; }
-static inline bool hzram_fail_decompress(void) { return false; }
+static inline void hzram_delay(enum hzram_delay_point point) { }
 static inline void hzram_fault_init(void) { }
 static inline void hzram_fault_exit(void) { }
+#endif
+#if defined(HZRAM_FAULT_INJECTION) && defined(CONFIG_FAULT_INJECTION_DEBUG_FS)
+bool hzram_fail_compress(void);
+bool hzram_fail_decompress(void);
+#else
+static inline bool hzram_fail_compress(void) { return false; }
+static inline bool hzram_fail_decompress(void) { return false; }
 #endif
 
 /* main.c */

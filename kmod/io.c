@@ -229,12 +229,38 @@ static bool hzram_page_same_filled(const void *ptr, unsigned long *word)
 }
 
 /*
- * Encode the page at @src (PAGE_SIZE bytes, which must not change
- * meanwhile, and is not same-filled) into @enc: a new object holding it
- * compressed, or raw if it does not compress below the huge class. Needs
- * no slot lock. When memory is short and @mode is not a swap-out, it lets
- * go of the stream, waits for an object of the size it needs, and
- * compresses again (the same bytes compress to the same size).
+ * Compress @src with @strm: *@data and *@len are what to store, the
+ * stream's output or, for a page that does not compress below the huge
+ * class (and a staged page the compressor refused), the page itself.
+ * Return: 0, or the compressor's error (never for a @staged page).
+ */
+static int hzram_encode_compress(struct hzram *hz, struct hzram_strm *strm,
+				 const void *src, bool staged,
+				 const void **data, unsigned int *len)
+{
+	int ret = hzram_comp_compress(strm, src, len);
+
+	if (ret && !staged) {
+		pr_err_ratelimited("%s: compression failed: %d\n",
+				   hz->disk->disk_name, ret);
+		return ret;
+	}
+	*data = strm->buffer;
+	if (ret || *len >= hz->huge_class_size) {
+		*data = src;
+		*len = PAGE_SIZE;
+	}
+	return 0;
+}
+
+/*
+ * Encode the page at @src (PAGE_SIZE bytes, not same-filled) into @enc: a
+ * new object holding it compressed, or raw if it does not compress below
+ * the huge class. Needs no slot lock. When memory is short and @mode is
+ * not a swap-out, it lets go of the stream, waits for an object of the
+ * size it needs, and compresses once more; if the page changed meanwhile
+ * (a direct write whose buffer is being rewritten) and no longer fits,
+ * it is stored raw, as it is then: two tries at most, as in zram.
  *
  * Return: 0; -ENOMEM without memory or past mem_limit; or the
  * compressor's error. On error nothing is left allocated. A staged page
@@ -244,64 +270,58 @@ static int hzram_encode_page(struct hzram *hz, const void *src,
 			     enum hzram_enc_mode mode, struct hzram_enc *enc)
 {
 	const bool staged = mode == HZRAM_ENC_STAGED;
-	unsigned long waited = 0;	/* an object allocated while waiting */
-	unsigned int waited_len = 0;
+	const gfp_t wait = HZRAM_GFP_WAIT | (staged ? __GFP_NOFAIL : 0);
+	struct hzram_strm *strm;
+	unsigned int len, again;
+	unsigned long handle;
+	const void *data;
 	int ret;
 
 	enc->has_csum = READ_ONCE(hz->read_csum);
 	if (enc->has_csum)
 		enc->csum = hzram_page_csum(src);
 
-	for (;;) {
-		struct hzram_strm *strm = hzram_strm_get(hz->comp);
-		unsigned long handle;
-		const void *data;
-		unsigned int len;
-
-		ret = hzram_comp_compress(strm, src, &len);
-		if (ret && !staged) {
-			hzram_strm_put(hz->comp);
-			pr_err_ratelimited("%s: compression failed: %d\n",
-					   hz->disk->disk_name, ret);
-			break;
-		}
-		data = strm->buffer;
-		/*
-		 * Pages that do not compress below the huge class go in raw,
-		 * and so does a staged page that the compressor refused.
-		 */
-		if (ret || len >= hz->huge_class_size) {
-			data = src;
-			len = PAGE_SIZE;
-		}
-		if (waited && waited_len != len) {
-			zs_free(hz->mem_pool, waited);
-			waited = 0;
-		}
-		handle = waited ? waited : hzram_zs_alloc_nowait(hz, len,
-						mode == HZRAM_ENC_SWAP);
-		waited = 0;
-		if (!IS_ERR_VALUE(handle)) {
-			ret = hzram_obj_fill(hz, handle, data, len, !staged);
-			hzram_strm_put(hz->comp);
-			enc->handle = handle;
-			enc->len = len;
-			return ret;
-		}
+	strm = hzram_strm_get(hz->comp);
+	ret = hzram_encode_compress(hz, strm, src, staged, &data, &len);
+	if (ret)
+		goto out;
+	handle = hzram_zs_alloc_nowait(hz, len, mode == HZRAM_ENC_SWAP);
+	if (IS_ERR_VALUE(handle)) {
 		hzram_strm_put(hz->comp);
 		atomic64_inc(&hz->stats.writestall);
 		/* A swap-out fails: the page stays in memory. */
 		if (mode == HZRAM_ENC_SWAP)
 			return -ENOMEM;
-		handle = hzram_zs_malloc(hz->mem_pool, len, HZRAM_GFP_WAIT |
-					 (staged ? __GFP_NOFAIL : 0));
+		handle = hzram_zs_malloc(hz->mem_pool, len, wait);
 		if (IS_ERR_VALUE(handle))
 			return -ENOMEM;
-		waited = handle;
-		waited_len = len;
+		strm = hzram_strm_get(hz->comp);
+		/* The stream's output went with it: compress once more. */
+		if (len < PAGE_SIZE) {
+			ret = hzram_encode_compress(hz, strm, src, staged,
+						    &data, &again);
+			if (ret || again != len) {
+				hzram_strm_put(hz->comp);
+				zs_free(hz->mem_pool, handle);
+				if (ret)
+					return ret;
+				/* No third try: raw, without the stream. */
+				handle = hzram_zs_malloc(hz->mem_pool,
+							 PAGE_SIZE, wait);
+				if (IS_ERR_VALUE(handle))
+					return -ENOMEM;
+				enc->handle = handle;
+				enc->len = PAGE_SIZE;
+				return hzram_obj_fill(hz, handle, src,
+						      PAGE_SIZE, !staged);
+			}
+		}
 	}
-	if (waited)
-		zs_free(hz->mem_pool, waited);
+	ret = hzram_obj_fill(hz, handle, data, len, !staged);
+	enc->handle = handle;
+	enc->len = len;
+out:
+	hzram_strm_put(hz->comp);
 	return ret;
 }
 

@@ -268,14 +268,22 @@ static int __init hzram_init(void)
 	if (ret < 0)
 		goto err_destroy_devices;
 
-	/* Last: hot_add may create devices as soon as the class exists. */
+	/* hot_add may create devices as soon as the class exists. */
 	ret = class_register(&hzram_control_class);
 	if (ret) {
 		pr_err("cannot register the %s class\n", HZRAM_CONTROL_CLASS);
 		goto err_destroy_devices;
 	}
+	/* Last: a helper may attach as soon as the control device exists. */
+	ret = hzram_ctl_register();
+	if (ret) {
+		pr_err("cannot register /dev/hzram-control\n");
+		goto err_class_unregister;
+	}
 	return 0;
 
+err_class_unregister:
+	class_unregister(&hzram_control_class);
 err_destroy_devices:
 	hzram_destroy_devices();
 	unregister_blkdev(hzram_major, HZRAM_DEVICE_PREFIX);
@@ -291,7 +299,8 @@ err_comp_exit:
 
 static void __exit hzram_exit(void)
 {
-	/* No hot_add may race with the teardown. */
+	/* No helper may attach, no hot_add race with the teardown. */
+	hzram_ctl_unregister();
 	class_unregister(&hzram_control_class);
 	hzram_destroy_devices();
 	unregister_blkdev(hzram_major, HZRAM_DEVICE_PREFIX);

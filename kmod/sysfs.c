@@ -150,6 +150,9 @@ void hzram_reset_device(struct hzram *hz)
 	hz->comp = NULL;
 	hz->disksize = 0;
 	memset(&hz->stats, 0, sizeof(hz->stats));
+	/* A helper attached through the reset counts as the one attach. */
+	if (hz->off)
+		atomic64_set(&hz->stats.offload[HZRAM_OFF_ATTACHES], 1);
 	WRITE_ONCE(hz->read_ns_kernel, 0);
 	WRITE_ONCE(hz->read_ns_helper, 0);
 	up_write(&hz->init_lock);
