@@ -281,6 +281,17 @@ static inline void hzram_uring_cmd_cancelable(struct io_uring_cmd *cmd,
 }
 #endif
 
+/*
+ * A generic netlink multicast group that only CAP_SYS_ADMIN may join:
+ * genl_multicast_group.flags, since 6.7 and in 6.1.y.
+ */
+#include <net/genetlink.h>
+#ifdef GENL_MCAST_CAP_SYS_ADMIN
+#define HZRAM_GENL_MCGRP_ADMIN	.flags = GENL_MCAST_CAP_SYS_ADMIN
+#else
+#define HZRAM_GENL_MCGRP_ADMIN
+#endif
+
 /* vm_flags became read-only outside the vm_flags_*() helpers in 6.3. */
 static inline void hzram_vma_deny_write(struct vm_area_struct *vma)
 {

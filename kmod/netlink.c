@@ -23,8 +23,14 @@ static struct genl_family hzram_genl_family;
 
 enum { HZRAM_NL_MCGRP_EVENTS };
 
+/*
+ * The events name helpers' processes and tell of every device's state:
+ * root's (CAP_SYS_ADMIN) to listen to, where the kernel can restrict a
+ * group (compat.h).
+ */
 static const struct genl_multicast_group hzram_nl_mcgrps[] = {
-	[HZRAM_NL_MCGRP_EVENTS] = { .name = HZRAM_GENL_MCGRP_EVENTS },
+	[HZRAM_NL_MCGRP_EVENTS] = { .name = HZRAM_GENL_MCGRP_EVENTS,
+				    HZRAM_GENL_MCGRP_ADMIN },
 };
 
 static const struct nla_policy hzram_nl_policy[HZRAM_NL_A_MAX + 1] = {

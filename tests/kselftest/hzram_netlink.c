@@ -440,4 +440,31 @@ TEST_F(dev, helper_events)
 	nl_socket_free(ev);
 }
 
+/* The events are root's: joining the group needs CAP_SYS_ADMIN. */
+TEST(events_need_cap_sys_admin)
+{
+	int status, family;
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct nl_sock *sk;
+		int grp;
+
+		if (setuid(65534))
+			_exit(2);
+		sk = nl_open(&family);
+		if (!sk)
+			_exit(3);
+		grp = genl_ctrl_resolve_grp(sk, HZRAM_GENL_NAME, HZRAM_GENL_MCGRP_EVENTS);
+		if (grp < 0)
+			_exit(4);
+		/* The dump stays open to all; the events do not. */
+		_exit(nl_socket_add_membership(sk, grp) == -NLE_PERM ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
 TEST_HARNESS_MAIN

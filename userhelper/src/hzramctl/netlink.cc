@@ -285,7 +285,8 @@ int EventSocket::Open(std::string* what, const char* name) {
   const int ctrl = genl_ctrl_resolve_grp(sk_, "nlctrl", "notify");
   rc = nl_socket_add_memberships(sk_, group, ctrl > 0 ? ctrl : 0, 0);
   if (rc < 0) {
-    *what = std::string("failed to join the events group: ") + nl_geterror(rc);
+    *what = std::string("failed to join the events group: ") + nl_geterror(rc) +
+            (rc == -NLE_PERM ? " (the events are root's: CAP_SYS_ADMIN)" : "");
     return -1;
   }
   // Events come unasked for: no sequence numbers to check.
