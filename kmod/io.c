@@ -77,6 +77,17 @@ static void hzram_slot_unlock(struct hzram *hz, u32 index)
 	clear_and_wake_up_bit(HZRAM_SLOT_LOCK, &hz->table[index].flags);
 }
 
+/*
+ * A slot's lock is held, as far as lockdep can tell: one map stands for
+ * every slot lock of a device. hzram_assert_slot_owned(): or the whole
+ * table is being torn down, under init_lock held for writing.
+ */
+#define hzram_assert_slot_locked(hz) \
+	lockdep_assert(lock_is_held(&(hz)->slot_dep_map))
+#define hzram_assert_slot_owned(hz) \
+	lockdep_assert(lock_is_held(&(hz)->slot_dep_map) || \
+		       lockdep_is_held_type(&(hz)->init_lock, 0))
+
 /* The accessors below need the slot lock. */
 static bool hzram_slot_test(struct hzram *hz, u32 index,
 			    enum hzram_slot_bit bit)
@@ -96,6 +107,7 @@ static void hzram_slot_set(struct hzram *hz, u32 index, unsigned long handle,
 	struct hzram_slot *slot = &hz->table[index];
 	unsigned long keep = slot->flags & BIT(HZRAM_SLOT_LOCK);
 
+	hzram_assert_slot_owned(hz);
 	slot->handle = handle;
 	WRITE_ONCE(slot->flags, keep | bits | size);
 }
@@ -353,6 +365,7 @@ static int __hzram_load(struct hzram *hz, u32 index, void *dst)
 	const void *src;
 	int ret = 0;
 
+	hzram_assert_slot_locked(hz);
 	if (hzram_slot_test(hz, index, HZRAM_SLOT_STAGED)) {
 		/* The arena is there while any slot is STAGED. */
 		memcpy(dst, hz->staging + slot->handle * PAGE_SIZE, PAGE_SIZE);
@@ -538,6 +551,7 @@ void hzram_stage_install(struct hzram *hz, u32 index, unsigned long cell)
 static bool hzram_slot_staged_in(struct hzram *hz, u32 index,
 				 unsigned long cell)
 {
+	hzram_assert_slot_locked(hz);
 	return hzram_slot_test(hz, index, HZRAM_SLOT_STAGED) &&
 	       hz->table[index].handle == cell;
 }
