@@ -29,6 +29,7 @@ static const char *const hzram_delay_names[HZRAM_NR_DELAYS] = {
 	[HZRAM_DELAY_UNLINK]		= "unlink",
 	[HZRAM_DELAY_FAIL_FETCHES]	= "fail_fetches",
 	[HZRAM_DELAY_COMMIT]		= "commit",
+	[HZRAM_DELAY_KWORK]		= "kwork",
 };
 
 static struct {

@@ -318,6 +318,7 @@ enum hzram_delay_point {
 	HZRAM_DELAY_UNLINK,		/* hot_remove found the device's helper */
 	HZRAM_DELAY_FAIL_FETCHES,	/* detached, FETCHes not failed yet */
 	HZRAM_DELAY_COMMIT,		/* a commit owns its batch, not stored */
+	HZRAM_DELAY_KWORK,		/* kwork stored a batch, looks for more */
 	HZRAM_NR_DELAYS,
 };
 

@@ -310,6 +310,9 @@ static int hzram_encode_page(struct hzram *hz, const void *src,
 		strm = hzram_strm_get(hz->comp);
 		/* The stream's output went with it: compress once more. */
 		if (len < PAGE_SIZE) {
+			/* Of the bytes compressed now, if they changed. */
+			if (enc->has_csum)
+				enc->csum = hzram_page_csum(src);
 			ret = hzram_encode_compress(hz, strm, src, staged,
 						    &data, &again);
 			if (ret || again != len) {
@@ -671,8 +674,10 @@ enum hzram_store_result hzram_store_staged(struct hzram *hz, u32 index,
 	if (rec)
 		helper = hzram_enc_from_record(hz, page, rec, data, scratch,
 					       &enc, refused);
-	if (!helper)
-		hzram_encode(hz, page, HZRAM_ENC_STAGED, &enc);
+	/* A staged page is stored whatever it takes (__GFP_NOFAIL). */
+	if (!helper && WARN_ON_ONCE(hzram_encode(hz, page, HZRAM_ENC_STAGED,
+						 &enc)))
+		return HZRAM_STORED_STALE;
 	hzram_slot_lock(hz, index);
 	if (!hzram_slot_staged_in(hz, index, cell)) {
 		hzram_slot_unlock(hz, index);

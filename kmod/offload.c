@@ -152,11 +152,11 @@ int hzram_batch_hand_out(struct hzram_offload *off, struct hzram_batch *b)
  * @off: the helper
  * @b: the batch
  *
- * The last ref (the batch is CLOSED by then: the open ref goes last)
- * moves it on in the same step, under off->lock: to KERNEL if it is too
- * small to send while staging, else to READY, for a FETCH or, while
- * stopping, for the stop to take back. The helper has offload_timeout_ms
- * from now to commit it.
+ * The last ref (the batch is CLOSED by then: the open ref is dropped only
+ * once it is closed) moves it on in the same step, under off->lock: to
+ * KERNEL, for kwork, if it is too small to send while staging, else to
+ * READY, for a FETCH or, while stopping, for the stop to take back. The
+ * helper has offload_timeout_ms from now to commit it.
  */
 void hzram_batch_put(struct hzram_offload *off, struct hzram_batch *b)
 {
@@ -391,6 +391,7 @@ static void hzram_offload_kwork_fn(struct work_struct *work)
 		if (!b)
 			return;
 		hzram_batch_store(off, b, NULL, HZRAM_OFF_KERNEL_SMALL);
+		hzram_delay(HZRAM_DELAY_KWORK);
 	}
 }
 
@@ -523,6 +524,12 @@ void hzram_offload_stop(struct hzram *hz)
 	if (b)
 		hzram_batch_put(off, b);
 	wait_event(off->wq, hzram_offload_settled(off));
+	/*
+	 * kwork may still run (it frees a batch, then looks at its list once
+	 * more) or be queued again with nothing left to do: let it finish
+	 * before anything can free @off. Nothing queues it once inactive.
+	 */
+	flush_work(&off->kwork);
 
 	mutex_lock(&off->mutex);
 	for (i = 0; i < off->nr_batches; i++) {
@@ -548,6 +555,9 @@ void hzram_offload_free(struct hzram_offload *off)
 {
 	unsigned int i;
 
+	/* The stop left none queued; an offload never started had none. */
+	cancel_delayed_work_sync(&off->flush_work);
+	cancel_work_sync(&off->kwork);
 	for (i = 0; i < HZRAM_OFFLOAD_BATCHES; i++) {
 		kvfree(off->batches[i].index);
 		kvfree(off->batches[i].csum);

@@ -19,6 +19,7 @@
 #include <linux/jiffies.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/nospec.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/uaccess.h>
@@ -143,10 +144,20 @@ void hzram_offload_unlink(struct hzram *hz)
 	mutex_unlock(&hzram_offload_mutex);
 }
 
+/*
+ * Is the helper's process exiting? Its group exits (a fatal signal,
+ * exit_group()), or its leader has exited and no other thread is left:
+ * a leader that leaves with pthread_exit() while other threads serve is
+ * not the helper's death. (@off holds a reference to the leader, and so
+ * to its signal struct.)
+ */
 static bool hzram_offload_task_dead(struct hzram_offload *off)
 {
-	return (READ_ONCE(off->task->signal->flags) & SIGNAL_GROUP_EXIT) ||
-	       (READ_ONCE(off->task->flags) & PF_EXITING);
+	struct task_struct *t = off->task;
+
+	return (READ_ONCE(t->signal->flags) & SIGNAL_GROUP_EXIT) ||
+	       ((READ_ONCE(t->flags) & PF_EXITING) &&
+		READ_ONCE(t->signal->nr_threads) <= 1);
 }
 
 /* Count the death of @off's process, once, if it is still attached. */
@@ -179,6 +190,15 @@ static void hzram_offload_monitor_fn(struct work_struct *work)
 	 * before the task is marked PF_EXITING, and waits for our FETCHes.
 	 */
 	if (hzram_offload_task_dead(off)) {
+		/*
+		 * Its FETCHes first, without the global mutex, which a stop of
+		 * another device may hold a while: on 6.1 the dying process's
+		 * io_uring waits for them.
+		 */
+		spin_lock(&off->lock);
+		off->unlinked = true;
+		hzram_offload_fail_fetches(off, -ECANCELED);
+		spin_unlock(&off->lock);
 		mutex_lock(&hzram_offload_mutex);
 		hzram_offload_count_death(off);
 		hzram_offload_detach_locked(off, -ECANCELED);
@@ -193,10 +213,12 @@ static void hzram_offload_monitor_fn(struct work_struct *work)
 
 /*
  * A FETCH: a batch at once if one is ready, else queued until one is (or
- * the helper goes). Where the kernel cancels io_uring commands, a queued
- * FETCH is cancelable: marked before it can be queued, so that a cancel
- * finds it queued or not yet, and completed through io_uring_cmd_done(),
- * which unmarks it, even when it completes at once.
+ * the helper goes). It is always completed through io_uring_cmd_done(),
+ * even at once: a batch number handed back as the handler's return value
+ * would be taken for a failure (linked requests cancelled) by 6.1's
+ * io_uring. Where the kernel cancels io_uring commands, a queued FETCH is
+ * cancelable: marked before it can be queued, so that a cancel finds it
+ * queued or not yet; io_uring_cmd_done() unmarks it.
  */
 static int hzram_offload_fetch(struct hzram_offload *off,
 			       struct io_uring_cmd *cmd, unsigned int issue_flags)
@@ -216,11 +238,9 @@ static int hzram_offload_fetch(struct hzram_offload *off,
 	else
 		list_add_tail(&pdu->node, &off->fetchers);
 	spin_unlock(&off->lock);
-	if (HZRAM_URING_CANCEL && ret != -EIOCBQUEUED) {
+	if (ret != -EIOCBQUEUED)
 		hzram_uring_cmd_done(cmd, ret, issue_flags);
-		return -EIOCBQUEUED;
-	}
-	return ret;
+	return -EIOCBQUEUED;
 }
 
 /*
@@ -250,6 +270,7 @@ static int hzram_offload_commit(struct hzram_offload *off,
 				const struct hzram_cmd *c)
 {
 	struct hzram_batch *b;
+	unsigned int n;
 	int ret = 0;
 
 	mutex_lock(&off->mutex);
@@ -261,7 +282,8 @@ static int hzram_offload_commit(struct hzram_offload *off,
 		ret = -EINVAL;
 		goto bad;
 	}
-	b = &off->batches[c->batch];
+	n = array_index_nospec(c->batch, off->nr_batches);
+	b = &off->batches[n];
 	spin_lock(&off->lock);
 	if (b->state == HZRAM_BATCH_HELPER && b->seq == c->seq)
 		b->state = HZRAM_BATCH_KERNEL;
@@ -277,7 +299,7 @@ static int hzram_offload_commit(struct hzram_offload *off,
 	if (b->read)
 		hzram_ns_average(&off->hz->read_ns_helper,
 				 ktime_get_ns() - b->created, b->nr);
-	hzram_batch_store(off, b, off->rw + c->batch * off->slot_size, 0);
+	hzram_batch_store(off, b, off->rw + n * off->slot_size, 0);
 	goto out;
 bad:
 	hzram_offload_count(off->hz, HZRAM_OFF_BAD_COMMITS);
@@ -330,7 +352,7 @@ static int hzram_offload_link(struct file *file, struct hzram *hz,
 		queue_delayed_work(hzram_monitor_wq, &off->monitor,
 				   msecs_to_jiffies(HZRAM_MONITOR_MS));
 		pr_info("%s: helper %d attached\n", hz->disk->disk_name,
-			task_pid_nr(current));
+			task_pid_nr(off->task));
 		hzram_nl_event(hz, HZRAM_NL_EV_HELPER_ATTACHED,
 			       task_pid_nr(off->task));
 	}
@@ -362,6 +384,9 @@ static long hzram_ctl_attach(struct file *file, struct hzram_attach __user *arg)
 		return -EFAULT;
 	if (a.version != HZRAM_UAPI_VERSION)
 		return -EPROTO;
+	/* Reserved, so that they can mean something later. */
+	if (a.reserved[0] || a.reserved[1])
+		return -EINVAL;
 	granted = a.features & HZRAM_FEATURES;
 	if (!(granted & HZRAM_FEAT_COMPRESS))
 		return -EOPNOTSUPP;
@@ -434,6 +459,9 @@ static int hzram_ctl_mmap(struct file *file, struct vm_area_struct *vma)
 
 	if (!off)
 		return -ENXIO;
+	/* Shared both ways: a private copy would never reach the other side. */
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
 	if (vma->vm_pgoff == 0) {
 		if (size > off->ro_size)
 			return -EINVAL;

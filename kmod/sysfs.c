@@ -141,10 +141,13 @@ void hzram_reset_device(struct hzram *hz)
 		up_write(&hz->init_lock);
 		return;
 	}
+	/*
+	 * Staged pages are stored before the store goes, and read batches
+	 * end (with their I/O accounting) before the statistics are zeroed.
+	 */
+	hzram_offload_stop(hz);
 	set_capacity_and_notify(hz->disk, 0);
 	part_stat_set_all(hz->disk->part0, 0);
-	/* Staged pages are stored before the store goes. */
-	hzram_offload_stop(hz);
 	hzram_meta_free(hz, hz->disksize);
 	hzram_comp_destroy(hz->comp);
 	hz->comp = NULL;
