@@ -20,40 +20,52 @@
  *                                       a large read takes it      CLOSED
  *   OPEN    off->open; refs: 1, plus    the writer that fills it,  CLOSED
  *           the writers copying in      flush_work, the stop
- *   CLOSED  its refs (writers still     the last ref's put:        READY or
- *           copying; a read's reader)   enough pages, or stopping  KERNEL
+ *   CLOSED  its refs (writers still     the last ref's put: too    KERNEL
+ *           copying; a read's reader)   small while staging
+ *                                       otherwise                  READY
  *                                       a read with too few pages  FREE
  *   READY   off->ready                  a FETCH (active only)      HELPER
  *                                       the monitor (late), stop   KERNEL
  *   HELPER  the helper (desc seq)       COMMIT of that seq,        KERNEL
  *                                       the monitor (late), stop
- *   KERNEL  the one context that moved  stored (and a read's bio   FREE
- *           it there (kwork through     ended)
- *           off->kernel_list)
+ *   KERNEL  the context that moved it   stored (and a read's bio   FREE
+ *           there; kwork, for those a   ended)
+ *           put queued on kernel_list
  *
- * refs (b->pending) are non-zero in OPEN and CLOSED only. The last ref
- * and the state change are one step: atomic_dec_and_lock() takes
- * off->lock as the count reaches 0. While a batch is not FREE, every
- * slot STAGED in one of its cells stays readable there; its cells are
- * refilled only once it is FREE, after every one of its pages was stored
- * or found superseded.
+ * A read batch goes the same way (CLOSED to KERNEL too, if
+ * offload_min_pages rose while its reader filled it). refs (b->pending)
+ * are non-zero in OPEN and CLOSED only. The last ref and the state change
+ * are one step: atomic_dec_and_lock() takes off->lock as the count
+ * reaches 0. Every move out of CLOSED or KERNEL wakes off->wq under
+ * off->lock. While a batch is not FREE, every slot STAGED in one of its
+ * cells stays readable there; its cells are refilled only once it is
+ * FREE, after every one of its pages was stored or found superseded.
  *
- * The stop (hzram_offload_stop()) clears active first: then nothing
- * enters OPEN, CLOSED, HELPER, or KERNEL through a put. It waits, checking
- * states under off->lock, until no batch is OPEN, CLOSED or KERNEL, and
- * then, under off->mutex, takes every READY and HELPER batch back.
+ * The stop (hzram_offload_stop()) unpublishes hz->off_io and waits for an
+ * RCU grace period, then clears active: from then on nothing opens a
+ * batch, hands one out or queues one for kwork (the stop's own close of
+ * the open batch still makes it CLOSED, and a commit under way still
+ * makes its batch KERNEL). It waits, checking states under off->lock,
+ * until no batch is OPEN, CLOSED or KERNEL, flushes kwork, and then,
+ * under off->mutex, takes every READY and HELPER batch back.
  *
  * Lifetime: struct hzram_offload lives from ATTACH to the release of the
  * control file. hz->off points to it while attached; that link changes
- * only under hzram_offload_mutex (and hz->init_lock for writing), and
- * every path that follows it from the device (sysfs, hot_remove) holds
- * hzram_offload_mutex for as long as it uses it. The write and read paths
- * find it through hz->off_io (RCU) and hold a batch ref before they let go
- * of RCU; the stop waits for those refs.
+ * only under hzram_offload_mutex and hz->init_lock (for writing)
+ * together, so a path holding either may follow it: reset and disksize
+ * hold init_lock; sysfs offload, DETACH, the monitor, hot_remove and
+ * release hold hzram_offload_mutex from the lookup to the end of a
+ * detach. The write and read paths find it through hz->off_io (RCU) and
+ * hold a batch ref before they let go of RCU; the stop waits for those
+ * refs, and for kwork. The release cancels the monitor before it frees
+ * the offload.
  *
  * Locks, outermost first: hzram_index_mutex, hzram_offload_mutex,
  * hz->init_lock, off->mutex, slot locks, off->lock (a spinlock; also the
- * lock of the FETCH list and of off->wq's conditions).
+ * lock of the FETCH list and of off->wq's conditions). The helper's
+ * io_uring ctx->uring_lock, held around FETCH, COMMIT and the cancel
+ * handler, comes before off->mutex and off->lock; nothing under either
+ * takes it (a FETCH completes through task work).
  */
 #ifndef _HZRAM_OFFLOAD_H
 #define _HZRAM_OFFLOAD_H
@@ -120,7 +132,7 @@ struct hzram_offload {
 	struct list_head ready;		/* READY batches, under lock */
 	struct list_head kernel_list;	/* KERNEL batches for kwork */
 	struct list_head fetchers;	/* FETCH commands waiting */
-	wait_queue_head_t wq;		/* a batch left OPEN, CLOSED or KERNEL */
+	wait_queue_head_t wq;		/* a batch left CLOSED or KERNEL */
 	struct delayed_work flush_work;	/* closes the open batch */
 	struct work_struct kwork;	/* compresses kernel_list */
 	struct delayed_work monitor;	/* death and time-outs */
