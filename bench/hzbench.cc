@@ -566,6 +566,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "hzbench: the hybrid codec did not give the pages back\n");
       return 1;
     }
+    // The codec says it, hzbench prints it.
+    if (!h.backend_enabled())
+      std::fprintf(stderr, "hzbench: the hybrid codec dropped the GPU, the CPU took over: %s\n",
+                   h.backend_why().c_str());
     a.device = gpu->device_name();
     accel.push_back(a);
   }

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <memory>
+#include <thread>
 
 #include "gpu/lz4_warp.h"
 #include "hzram/gpu_codec.h"
@@ -344,6 +345,41 @@ TEST_F(GpuCodecTest, AHungBatchIsRedoneOnTheCpu) {
   EXPECT_NE(std::string::npos, h.backend_why().find("watchdog")) << h.backend_why();
   // Its destructor neither waits for the device nor frees what it may
   // still use.
+}
+
+// A batch whose output is on its way back into the caller's registered
+// memory when another batch is abandoned (which fails the codec) is still
+// waited for: once Wait() has returned, nothing lands there, and the
+// caller may redo the batch in that memory. (If the copy is over before
+// the abandon, this proves nothing and passes.)
+TEST_F(GpuCodecTest, NoCopyLandsAfterWaitOnAFailedCodec) {
+  HZRAM_CORPUS_OR_SKIP(corpus);
+  GpuOptions o;
+  o.hang_at_batch = 2;  // the second batch waits 2 s behind a spinning kernel
+  o.hang_ms = 2000;
+  auto c = Make(o);
+  ASSERT_TRUE(c);
+  const std::size_t n = 4096;
+  std::vector<hzram_page_record> rec(n), rec2(n);
+  std::vector<std::uint8_t> arena(Codec::ArenaBytes(n), 0xcc), arena2(Codec::ArenaBytes(n));
+  ASSERT_EQ(0, c->RegisterHostMemory(arena.data(), arena.size()));
+  const int t1 = c->SubmitCompress(PageList(corpus.data(), n), rec, arena);
+  const int t2 = c->SubmitCompress(PageList(&corpus[n * kPageSize], n), rec2, arena2);
+  ASSERT_GE(t1, 0);
+  ASSERT_GE(t2, 0);
+  // Ready() starts the copy back once the kernels are done: watch for its
+  // first bytes in the arena.
+  const auto* head = reinterpret_cast<const volatile std::uint64_t*>(arena.data());
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (*head == 0xccccccccccccccccull && std::chrono::steady_clock::now() < give_up) c->Ready(t1);
+  c->Abandon(t2, "given up by the test");
+  EXPECT_FALSE(c->healthy());
+  EXPECT_EQ(-EIO, c->Wait(t1, nullptr));
+  // The caller's memory is the caller's again.
+  std::memset(arena.data(), 0x55, arena.size());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (std::size_t i = 0; i < arena.size(); i++)
+    ASSERT_EQ(0x55, static_cast<const volatile std::uint8_t*>(arena.data())[i]) << i;
 }
 
 TEST_F(GpuCodecTest, BadArguments) {

@@ -15,7 +15,9 @@
 #include <mutex>
 #include <thread>
 
+#include "access_trace.h"
 #include "hzram/backend.h"
+#include "slow_backend.h"
 #include "test_util.h"
 
 namespace hzram::test {
@@ -197,6 +199,10 @@ class FakeBackend : public AsyncBackend {
   std::uint64_t seed_ = 42;
 };
 
+// The watchdog of the tests that are not about it: the stand-in's
+// threads may wait for a CPU for long on a loaded machine.
+constexpr double kSlackWatchdog = 30;
+
 std::unique_ptr<Codec> Cpu() {
   CodecOptions o;
   o.threads = 1;
@@ -266,6 +272,7 @@ TEST(HybridTest, SplitsBetweenBothAndLosesNothing) {
   fake.fixed_us = 100;
   fake.link_bytes_per_s = 8e9;
   HybridCodec h(cpu.get(), &fake);
+  h.set_watchdog(kSlackWatchdog);
   ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 512)));
   EXPECT_NEAR(500000, h.compress_rates().backend_pages_per_s, 1000);
   EXPECT_NEAR(100e-6, h.compress_rates().backend_fixed_s, 1e-9);
@@ -285,6 +292,7 @@ TEST(HybridTest, FollowsTheObservedSpeed) {
   FakeBackend fake;
   fake.us_per_page = 1;
   HybridCodec h(cpu.get(), &fake);
+  h.set_watchdog(kSlackWatchdog);
   ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 512)));
   RoundTrip(h, 0, 2000);
   const std::size_t fast_share = h.last_backend_pages();
@@ -292,7 +300,7 @@ TEST(HybridTest, FollowsTheObservedSpeed) {
   fake.us_per_page = 40;
   for (int b = 0; b < 12; b++) RoundTrip(h, 2000, 2000);
   EXPECT_LT(h.last_backend_pages() * 3, fast_share)
-      << "share " << fast_share << " -> " << h.last_backend_pages();
+      << "share " << fast_share << " -> " << h.last_backend_pages() << " " << h.backend_why();
 }
 
 TEST(HybridTest, CalibrationIsRobustToJitter) {
@@ -304,6 +312,7 @@ TEST(HybridTest, CalibrationIsRobustToJitter) {
   fake.link_bytes_per_s = 8e9;
   fake.noise = 0.2;  // each batch's time off by up to 20%
   HybridCodec h(cpu.get(), &fake);
+  h.set_watchdog(kSlackWatchdog);
   ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 512)));
   EXPECT_NEAR(500000, h.compress_rates().backend_pages_per_s, 500000 * 0.3);
   EXPECT_NEAR(500000, h.decompress_rates().backend_pages_per_s, 500000 * 0.3);
@@ -322,6 +331,7 @@ TEST(HybridTest, CalibrationNeverFindsTheDeviceFree) {
   fake.noise = 0.05;
   fake.link_bytes_per_s = 10e9;
   HybridCodec h(cpu.get(), &fake);
+  h.set_watchdog(kSlackWatchdog);
   ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 512)));
   // Bounded by what the copies of a page take on its link (about 0.8 us
   // for a compression's 8 KiB, 0.4 us for a decompression's).
@@ -341,6 +351,7 @@ TEST(HybridTest, SharesGoAsSeveralBatchesInFlight) {
   fake.us_per_page = 0.5;  // much faster than the CPU: it takes most pages
   fake.slots = 3;
   HybridCodec h(cpu.get(), &fake);
+  h.set_watchdog(kSlackWatchdog);
   ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 512)));
   for (std::size_t b = 0; b < 4; b++) {
     RoundTrip(h, b * 4000, 4000);
@@ -380,6 +391,7 @@ TEST(HybridTest, FailingBackendFallsBackToTheCpu) {
   FakeBackend fake;
   fake.us_per_page = 1;
   HybridCodec h(cpu.get(), &fake);
+  h.set_watchdog(kSlackWatchdog);
   ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 256)));
   fake.fail_at = fake.batches + 3;  // the second compression after calibration fails
   for (std::size_t b = 0; b < 6; b++) RoundTrip(h, b * 1000, 1000);
@@ -390,6 +402,7 @@ TEST(HybridTest, FailingBackendFallsBackToTheCpu) {
   FakeBackend fake2;
   fake2.us_per_page = 1;
   HybridCodec h2(cpu.get(), &fake2);
+  h2.set_watchdog(kSlackWatchdog);
   ASSERT_EQ(0, h2.Calibrate(PageList(corpus.data(), 256)));
   fake2.fail_at = fake2.batches + 2;  // the first decompression after calibration
   RoundTrip(h2, 0, 1000);
@@ -402,6 +415,7 @@ TEST(HybridTest, ARefusedBatchGoesToTheCpuAndKeepsTheBackend) {
   FakeBackend fake;
   fake.us_per_page = 1;
   HybridCodec h(cpu.get(), &fake);
+  h.set_watchdog(kSlackWatchdog);
   ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 256)));
   fake.refuse_at = fake.batches + 1;  // the next compression: -EBUSY
   const std::uint64_t before = h.backend_pages();
@@ -418,6 +432,7 @@ TEST(HybridTest, CorruptRecordsFailOnEitherSide) {
   FakeBackend fake;
   fake.us_per_page = 1;
   HybridCodec h(cpu.get(), &fake);
+  h.set_watchdog(kSlackWatchdog);
   ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 256)));
   const std::size_t n = 1000;
   std::vector<hzram_page_record> rec(n);
@@ -437,6 +452,218 @@ TEST(HybridTest, CorruptRecordsFailOnEitherSide) {
       ASSERT_EQ(0, status[i]) << i;
       ASSERT_EQ(0, std::memcmp(&out[i * kPageSize], &corpus[i * kPageSize], kPageSize)) << i;
     }
+  }
+}
+
+
+// ---------------------------------------------------------------------
+// The watchdog and falling back to the CPU, with the stand-in device of
+// slow_backend.h (no threads, its times set by the test).
+
+// @n pages of every kind, the same for a seed.
+std::vector<std::uint8_t> MixedPages(std::size_t n, std::uint64_t seed) {
+  std::vector<std::uint8_t> v(n * kPageSize);
+  for (std::size_t i = 0; i < n; i++) {
+    Page p = (i + seed) % 3 == 0 ? RandomPage(seed * 31 + i)
+             : (i + seed) % 3 == 1 ? TextPage(seed * 7 + i)
+                                   : PeriodicPage(1 + i % 50, seed + i);
+    std::memcpy(&v[i * kPageSize], p.data(), kPageSize);
+  }
+  return v;
+}
+
+// Compress @pages and decompress them again through @h: every page back.
+void RoundTripPages(HybridCodec& h, const std::vector<std::uint8_t>& pages) {
+  const std::size_t n = pages.size() / kPageSize;
+  std::vector<hzram_page_record> rec(n);
+  std::vector<std::uint8_t> arena(Codec::ArenaBytes(n)), out(pages.size(), 0xcc);
+  std::vector<int> status(n, 1);
+  ASSERT_EQ(0, h.Compress(PageList(pages.data(), n), rec, arena));
+  ASSERT_EQ(0, h.Decompress(rec, arena, MutablePageList(out.data(), n), status));
+  for (std::size_t i = 0; i < n; i++) ASSERT_EQ(0, status[i]) << i;
+  ASSERT_TRUE(out == pages);
+}
+
+// The watchdog's time runs from the backend's submission, not from the end
+// of the CPU's share: a hung part is given up as soon as the CPU's share is
+// done when that took longer than the watchdog, not a watchdog later.
+TEST(HybridWatchdogTest, RunsFromTheSubmission) {
+  EXPECT_LE(HybridCodec::kDefaultWatchdog, 0.25) << "a quarter of the module's 1000 ms";
+  auto cpu = Cpu();
+  SlowBackend dev(1, 256);  // takes 256 pages; the CPU the other 3840
+  dev.hang_all = true;
+  HybridCodec h(cpu.get(), &dev, HybridCodec::Split::kBackendFirst);
+  h.set_watchdog(0.001);
+  const auto pages = MixedPages(4096, 1);
+  std::vector<hzram_page_record> rec(4096);
+  std::vector<std::uint8_t> arena(Codec::ArenaBytes(4096));
+  ASSERT_EQ(0, h.Compress(PageList(pages.data(), 4096), rec, arena));
+  ASSERT_EQ(1, dev.abandoned);
+  // The CPU's 3840 pages took longer than the watchdog's millisecond ...
+  ASSERT_GT(dev.first_poll_after_s, 0.001);
+  // ... so the hung part was given up at the first look (one poll, and
+  // the one that finds it still not done), not polled for a watchdog's
+  // time after the CPU's share.
+  EXPECT_EQ(2, dev.hung_polls);
+  EXPECT_EQ(1u, h.timeouts());
+  EXPECT_FALSE(h.backend_enabled());
+  // Every page intact, redone on the CPU.
+  std::vector<std::uint8_t> out(pages.size());
+  std::vector<int> status(4096);
+  ASSERT_EQ(0, h.Decompress(rec, arena, MutablePageList(out.data(), 4096), status));
+  EXPECT_TRUE(out == pages);
+}
+
+// With Split::kBackendFirst (hzramd's --backend gpu) the device takes all
+// it can; a hung batch is given up within the watchdog's time of its
+// submission, redone on the CPU, and the device dropped for good.
+TEST(HybridWatchdogTest, AHungDeviceIsDroppedForTheCpu) {
+  auto cpu = Cpu();
+  for (const bool compress : {true, false}) {
+    SlowBackend dev(3, 1024);
+    HybridCodec h(cpu.get(), &dev, HybridCodec::Split::kBackendFirst);
+    h.set_watchdog(0.05);
+    RoundTripPages(h, MixedPages(2000, 2));
+    EXPECT_EQ(2000u, h.last_backend_pages()) << "the device took the whole batch";
+    EXPECT_EQ(0u, h.cpu_pages());
+    // The first part of the next compression, or of the decompression
+    // after it (each in three parts).
+    dev.hang_at = dev.submitted + (compress ? 1 : 4);
+    const auto t = std::chrono::steady_clock::now();
+    RoundTripPages(h, MixedPages(2000, 3));
+    EXPECT_LT(std::chrono::steady_clock::now() - t, std::chrono::seconds(5));
+    EXPECT_EQ(1, dev.abandoned) << compress;
+    EXPECT_GT(dev.abandon_after_s, 0.045) << compress;
+    EXPECT_LT(dev.abandon_after_s, 0.5) << compress;
+    EXPECT_EQ(1u, h.timeouts());
+    EXPECT_FALSE(h.backend_enabled());
+    EXPECT_NE(std::string::npos, h.backend_why().find("watchdog's 0.050 s")) << h.backend_why();
+    // Not used again.
+    const int submitted = dev.submitted;
+    RoundTripPages(h, MixedPages(500, 4));
+    EXPECT_EQ(submitted, dev.submitted);
+    EXPECT_EQ(0u, h.last_backend_pages());
+  }
+}
+
+// A device that fails cleanly (Wait() returns -EIO) is dropped as well:
+// the batch is redone on the CPU, every later one goes to the CPU.
+TEST(HybridWatchdogTest, AFailedDeviceIsDroppedForTheCpu) {
+  auto cpu = Cpu();
+  SlowBackend dev(2, 512);
+  HybridCodec h(cpu.get(), &dev, HybridCodec::Split::kBackendFirst);
+  dev.fail_at = 2;  // the first decompression's first part
+  RoundTripPages(h, MixedPages(1000, 5));
+  EXPECT_FALSE(h.backend_enabled());
+  EXPECT_NE(std::string::npos, h.backend_why().find("failed at batch 2")) << h.backend_why();
+  const int submitted = dev.submitted;
+  for (int b = 0; b < 3; b++) RoundTripPages(h, MixedPages(300, 6 + b));
+  EXPECT_EQ(submitted, dev.submitted);
+}
+
+// A healthy device that refuses a submission keeps its place; one that
+// keeps refusing (kMaxRefusals in a row) is dropped.
+TEST(HybridWatchdogTest, ADeviceThatKeepsRefusingIsDropped) {
+  auto cpu = Cpu();
+  SlowBackend dev(1, 1024);
+  HybridCodec h(cpu.get(), &dev, HybridCodec::Split::kBackendFirst);
+  dev.refuse_from = 1;
+  dev.refuse_count = HybridCodec::kMaxRefusals - 1;
+  const auto pages = MixedPages(64, 7);
+  // kMaxRefusals - 1 refusals (each batch two submissions: compress and
+  // decompress), then one taken: the count starts again.
+  for (unsigned i = 0; i < HybridCodec::kMaxRefusals; i++) RoundTripPages(h, pages);
+  EXPECT_TRUE(h.backend_enabled());
+  EXPECT_EQ(HybridCodec::kMaxRefusals - 1, h.refusals());
+  EXPECT_GT(dev.submitted, 0);
+  // Now every one refused.
+  dev.refuse_from = dev.submitted + dev.refused + 1;
+  dev.refuse_count = 0;
+  for (unsigned i = 0; i < HybridCodec::kMaxRefusals; i++) RoundTripPages(h, pages);
+  EXPECT_FALSE(h.backend_enabled());
+  EXPECT_NE(std::string::npos, h.backend_why().find("refused 8 batches in a row")) << h.backend_why();
+  EXPECT_NE(std::string::npos, h.backend_why().find("Device or resource busy")) << h.backend_why();
+}
+
+// The library reports a dropped backend (backend_why()); it prints
+// nothing: what a daemon logs is the daemon's to say.
+TEST(HybridWatchdogTest, NothingIsPrinted) {
+  auto cpu = Cpu();
+  SlowBackend dev(2, 512);
+  HybridCodec h(cpu.get(), &dev, HybridCodec::Split::kBackendFirst);
+  dev.fail_at = 1;
+  ::testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStdout();
+  RoundTripPages(h, MixedPages(600, 8));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_FALSE(h.backend_enabled());
+  EXPECT_EQ("", err);
+  EXPECT_EQ("", out);
+}
+
+// ---------------------------------------------------------------------
+// Records in memory another party writes (the kernel's, in hzramd) are
+// read once: each record's fields one after another, never again. The
+// access trace sees every load from the records' page.
+
+// @n records of @pages (compressed by @cpu) in a traced page, the arena
+// beside.
+struct TracedBatch {
+  std::unique_ptr<AccessTrace> trace;
+  std::vector<std::uint8_t> arena;
+  std::span<const hzram_page_record> records;
+  TracedBatch(Codec& cpu, const std::vector<std::uint8_t>& pages) {
+    const std::size_t n = pages.size() / kPageSize;
+    trace = std::make_unique<AccessTrace>(n * sizeof(hzram_page_record));
+    auto* rec = reinterpret_cast<hzram_page_record*>(trace->data());
+    arena.resize(Codec::ArenaBytes(n));
+    EXPECT_EQ(0, cpu.Compress(PageList(pages.data(), n), std::span(rec, n), arena));
+    // One of each way to be wrong, among them.
+    rec[1] = {arena.size() + 1, 100, HZRAM_PAGE_LZ4, 0};
+    rec[3].flags = 1;
+    rec[5].kind = 9;
+    records = std::span<const hzram_page_record>(rec, n);
+  }
+};
+
+TEST(RecordsReadOnceTest, ByTheCodec) {
+  auto cpu = Cpu();
+  const auto pages = MixedPages(15, 9);  // under 16: on the calling thread
+  TracedBatch b(*cpu, pages);
+  std::vector<std::uint8_t> out(pages.size());
+  std::vector<int> status(15);
+  ASSERT_TRUE(b.trace->Start());
+  const int failed = cpu->Decompress(b.records, b.arena, MutablePageList(out.data(), 15), status);
+  b.trace->Stop();
+  EXPECT_EQ(3, failed);
+  std::string why;
+  EXPECT_TRUE(b.trace->EachItemReadOnce(sizeof(hzram_page_record), &why)) << why;
+  EXPECT_GE(b.trace->Offsets().size(), 15u);
+}
+
+// The hybrid codec splits the records between the device (rebased) and
+// the CPU, and redoes the device's on the CPU when it fails: from one
+// copy, read once.
+TEST(RecordsReadOnceTest, ByTheHybridCodecAndItsRedo) {
+  auto cpu = Cpu();
+  for (const bool fail : {false, true}) {
+    SlowBackend dev(2, 4);  // two parts of 4 pages; the CPU the other 7
+    HybridCodec h(cpu.get(), &dev, HybridCodec::Split::kBackendFirst);
+    const auto pages = MixedPages(15, 10);
+    TracedBatch b(*cpu, pages);
+    if (fail) dev.fail_at = 1;
+    std::vector<std::uint8_t> out(pages.size());
+    std::vector<int> status(15);
+    ASSERT_TRUE(b.trace->Start());
+    const int failed = h.Decompress(b.records, b.arena, MutablePageList(out.data(), 15), status);
+    b.trace->Stop();
+    EXPECT_EQ(3, failed) << fail;
+    EXPECT_EQ(fail ? 0u : 8u, h.last_backend_pages());
+    for (std::size_t i : {0, 2, 4, 6, 8, 14})
+      EXPECT_EQ(0, std::memcmp(&out[i * kPageSize], &pages[i * kPageSize], kPageSize)) << i;
+    std::string why;
+    EXPECT_TRUE(b.trace->EachItemReadOnce(sizeof(hzram_page_record), &why)) << fail << ": " << why;
   }
 }
 

@@ -156,10 +156,11 @@ int Codec::Decompress(std::span<const hzram_page_record> records,
   const PageKernels& k = *decompress_kernels_;
   std::atomic<int> failed{0};
 
-  auto job = [&](std::size_t begin, std::size_t end, CodecWorker&) {
+  auto job = [&](std::size_t begin, std::size_t end, CodecWorker& w) {
     int bad = 0;
     for (std::size_t i = begin; i < end; i++) {
-      const hzram_page_record& r = records[i];
+      // One read of the record: the checks and the work use this copy.
+      const hzram_page_record r = LoadRecord(records[i]);
       void* dst = pages[i];
       int ret = -EINVAL;
       if (r.flags) {
@@ -178,7 +179,10 @@ int Codec::Decompress(std::span<const hzram_page_record> records,
             std::memcpy(dst, src, kPageSize);
             ret = 0;
           } else {
-            ret = k.decompress(src, r.length, dst);
+            // Decoded from a copy of the block, made in one pass: the
+            // decoder's checks hold for what it reads.
+            std::memcpy(w.out, src, r.length);
+            ret = k.decompress(w.out, r.length, dst);
           }
         }
       }

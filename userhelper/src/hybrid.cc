@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 
 #include "hzram/backend.h"
@@ -25,14 +26,30 @@ bool HasData(const hzram_page_record& r) {
 
 }  // namespace
 
-HybridCodec::HybridCodec(Codec* cpu, AsyncBackend* backend)
-    : cpu_(cpu), backend_(backend), rebased_(cpu->max_batch()) {
-  if (backend_) parts_.reserve(std::max(1u, backend_->max_in_flight()));
+HybridCodec::HybridCodec(Codec* cpu, AsyncBackend* backend, Split split)
+    : cpu_(cpu),
+      backend_(backend),
+      split_(split),
+      records_(cpu->max_batch()),
+      rebased_(cpu->max_batch()) {
+  if (backend_) {
+    const unsigned slots = std::max(1u, backend_->max_in_flight());
+    parts_.reserve(slots);
+    part_timing_.resize(slots);
+  }
 }
 
-void HybridCodec::Refused() {
-  // -EBUSY or a batch it cannot take leave a healthy backend on.
-  if (!backend_->healthy()) BackendFailed();
+void HybridCodec::Refused(int err) {
+  refusals_++;
+  if (!backend_->healthy()) return BackendFailed();
+  // -EBUSY or a batch it cannot take leave a healthy backend on, unless it
+  // keeps refusing.
+  if (++refused_in_a_row_ < kMaxRefusals || backend_failed_) return;
+  backend_failed_ = true;
+  char why[160];
+  std::snprintf(why, sizeof(why), "it refused %u batches in a row (the last: %s)", refused_in_a_row_,
+                std::strerror(-err));
+  backend_why_ = why;
 }
 
 void HybridCodec::Count(std::size_t n, std::size_t backend) {
@@ -44,8 +61,14 @@ void HybridCodec::Count(std::size_t n, std::size_t backend) {
 void HybridCodec::BackendFailed() {
   if (backend_failed_) return;
   backend_failed_ = true;
-  backend_why_ = backend_->why();
-  std::fprintf(stderr, "hzram: backend disabled, the CPU takes over: %s\n", backend_why_.c_str());
+  if (!backend_->healthy() || backend_why_.empty()) backend_why_ = backend_->why();
+  if (backend_why_.empty()) backend_why_ = "it failed without a reason";
+}
+
+std::size_t HybridCodec::Share(const Rates& r, std::size_t n) const {
+  if (!backend_enabled()) return 0;
+  const std::size_t most = backend_->max_batch() * std::max(1u, backend_->max_in_flight());
+  return std::min(split_ == Split::kBackendFirst ? n : BackendShare(r, n), most);
 }
 
 std::size_t HybridCodec::BackendShare(const Rates& r, std::size_t n) {
@@ -120,7 +143,12 @@ int HybridCodec::Calibrate(const PageList& sample_in) {
   } sc, sd;
   std::vector<BatchTiming> largest_c, largest_d;
   auto wait = [&](int ticket, BatchTiming* t) {
-    if (ticket < 0) return -EIO;
+    if (ticket < 0) {
+      refusals_++;
+      if (backend_->healthy())
+        backend_why_ = std::string("it refused a calibration batch: ") + std::strerror(-ticket);
+      return -EIO;
+    }
     const auto deadline = Clock::now() + std::chrono::duration<double>(watchdog_s_);
     while (!backend_->Ready(ticket)) {
       if (Clock::now() > deadline) {
@@ -197,17 +225,20 @@ int HybridCodec::SubmitParts(std::size_t g, bool compress, const PageList* pages
   // As many parts as may be in flight, none under kMinSubBatch pages
   // unless the share is, none over the backend's max_batch.
   const std::size_t max = backend_->max_batch(), slots = std::max(1u, backend_->max_in_flight());
-  const std::size_t k = std::max((g + max - 1) / max, std::clamp<std::size_t>(g / kMinSubBatch, 1, slots));
+  const std::size_t k = std::min(slots, std::max((g + max - 1) / max,
+                                                 std::clamp<std::size_t>(g / kMinSubBatch, 1, slots)));
   std::size_t first = 0;
+  watch_start_ = Clock::now();
   for (std::size_t j = 0; j < k; j++) {
-    const std::size_t n = g * (j + 1) / k - first;
+    const std::size_t n = std::min(max, g * (j + 1) / k - first);
     int ticket;
     if (compress) {
       ticket = backend_->SubmitCompress(pages->Sub(first, n), records.subspan(first, n),
                                         arena.subspan(Codec::ArenaBytes(first), Codec::ArenaBytes(n)));
     } else {
-      // Its records, with the part of the arena they use: in-range
-      // records move with their part, the others stay out of range.
+      // Its records (the codec's own copy), with the part of the arena
+      // they use: in-range records move with their part, the others stay
+      // out of range.
       std::uint64_t lo = darena.size(), hi = 0;
       for (std::size_t i = first; i < first + n; i++) {
         const auto& r = drecords[i];
@@ -227,9 +258,10 @@ int HybridCodec::SubmitParts(std::size_t g, bool compress, const PageList* pages
                                           status.subspan(first, n));
     }
     if (ticket < 0) {
-      Refused();
+      Refused(ticket);
       break;
     }
+    refused_in_a_row_ = 0;
     const auto now = Clock::now();
     if (parts_.empty()) first_submit_ = now;
     parts_.push_back({ticket, first, n, std::chrono::duration<double>(now - first_submit_).count()});
@@ -239,11 +271,14 @@ int HybridCodec::SubmitParts(std::size_t g, bool compress, const PageList* pages
 }
 
 int HybridCodec::WaitParts(BatchTiming* timing) {
-  const auto deadline = Clock::now() + std::chrono::duration<double>(watchdog_s_);
-  std::vector<BatchTiming> t(parts_.size());
+  // The watchdog runs from the submission, not from here: the CPU's share
+  // came in between, and the batch's time is the module's.
+  const auto deadline = watch_start_ + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(watchdog_s_));
   int ret = 0, sum = 0;
   for (std::size_t j = 0; j < parts_.size(); j++) {
     const int ticket = parts_[j].ticket;
+    part_timing_[j] = BatchTiming();
     if (ret == 0) {
       // Polling every part lets each start its copy back as soon as its
       // kernels are done.
@@ -256,13 +291,14 @@ int HybridCodec::WaitParts(BatchTiming* timing) {
       if (!backend_->Ready(ticket)) {
         timeouts_++;
         char why[160];
-        std::snprintf(why, sizeof(why), "a batch of %zu pages did not finish within the watchdog's %.3f s",
+        std::snprintf(why, sizeof(why),
+                      "a batch of %zu pages did not finish within the watchdog's %.3f s",
                       parts_[j].n, watchdog_s_);
         backend_->Abandon(ticket, why);
         ret = -ETIMEDOUT;
         continue;
       }
-      const int r = backend_->Wait(ticket, &t[j]);
+      const int r = backend_->Wait(ticket, &part_timing_[j]);
       if (r < 0)
         ret = -EIO;
       else
@@ -280,9 +316,10 @@ int HybridCodec::WaitParts(BatchTiming* timing) {
     // starting no earlier than its own submission.
     *timing = BatchTiming();
     double device_ms = 0;
-    for (std::size_t j = 0; j < t.size(); j++) {
-      timing->host_ms += t[j].host_ms;
-      device_ms = std::max(device_ms, parts_[j].submitted_s * 1e3 + t[j].total_ms - t[j].host_ms);
+    for (std::size_t j = 0; j < parts_.size(); j++) {
+      const BatchTiming& t = part_timing_[j];
+      timing->host_ms += t.host_ms;
+      device_ms = std::max(device_ms, parts_[j].submitted_s * 1e3 + t.total_ms - t.host_ms);
     }
     timing->total_ms = device_ms + timing->host_ms;
   }
@@ -294,16 +331,16 @@ int HybridCodec::Compress(const PageList& pages, std::span<hzram_page_record> re
   const std::size_t n = pages.size();
   if (n > cpu_->max_batch() || records.size() < n || arena.size() < Codec::ArenaBytes(n))
     return -EINVAL;
-  std::size_t g = 0;
-  if (backend_enabled()) g = std::min(BackendShare(comp_, n), backend_->max_batch() * backend_->max_in_flight());
+  std::size_t g = Share(comp_, n);
 
   // The backend's share is pages [0, g) in arena [0, g pages), part by
   // part; the CPU's the rest, its offsets moved past the backend's part.
   parts_.clear();
   if (g) g = SubmitParts(g, true, &pages, records, arena, {}, {}, nullptr, {});
   const auto t = Clock::now();
-  int ret = cpu_->Compress(pages.Sub(g, n - g), records.subspan(g, n - g),
-                           arena.subspan(Codec::ArenaBytes(g)));
+  int ret = g < n ? cpu_->Compress(pages.Sub(g, n - g), records.subspan(g, n - g),
+                                   arena.subspan(Codec::ArenaBytes(g)))
+                  : 0;
   const double cpu_s = Since(t);
   for (std::size_t i = g; i < n; i++)
     if (HasData(records[i])) records[i].value += Codec::ArenaBytes(g);
@@ -330,18 +367,22 @@ int HybridCodec::Compress(const PageList& pages, std::span<hzram_page_record> re
   return 0;
 }
 
-int HybridCodec::Decompress(std::span<const hzram_page_record> records,
+int HybridCodec::Decompress(std::span<const hzram_page_record> shared,
                             std::span<const std::uint8_t> arena, const MutablePageList& pages,
                             std::span<int> status) {
-  const std::size_t n = records.size();
+  const std::size_t n = shared.size();
   if (n > cpu_->max_batch() || pages.size() != n || status.size() != n) return -EINVAL;
-  std::size_t g = 0;
-  if (backend_enabled()) g = std::min(BackendShare(decomp_, n), backend_->max_batch() * backend_->max_in_flight());
+  // The records, once: both shares, the rebasing and a redo use this copy.
+  for (std::size_t i = 0; i < n; i++) records_[i] = LoadRecord(shared[i]);
+  const std::span<const hzram_page_record> records(records_.data(), n);
+  std::size_t g = Share(decomp_, n);
 
   parts_.clear();
   if (g) g = SubmitParts(g, false, nullptr, {}, {}, records, arena, &pages, status);
   const auto t = Clock::now();
-  int failed = cpu_->Decompress(records.subspan(g), arena, pages.Sub(g, n - g), status.subspan(g));
+  int failed = g < n ? cpu_->Decompress(records.subspan(g), arena, pages.Sub(g, n - g),
+                                        status.subspan(g))
+                     : 0;
   const double cpu_s = Since(t);
 
   BatchTiming timing;

@@ -51,15 +51,22 @@ class AsyncBackend {
   // failed pages, as Codec::Decompress) or -EIO if the backend failed,
   // in which case the batch's outputs are not valid and the backend stays
   // unhealthy from then on. @timing, if not null, gets the batch's times.
+  // Whatever it returns, nothing of the batch is written into the
+  // caller's memory after it has returned (a copy back already started is
+  // waited for), so that the caller may redo the batch there. May block
+  // until the batch is done: a caller with a deadline polls Ready() first.
   virtual int Wait(int ticket, BatchTiming* timing) = 0;
 
   // Whether Wait(@ticket) would return without waiting for the device
   // (the batch is done, or the backend failed). Never blocks.
   virtual bool Ready(int ticket) = 0;
 
-  // Give batch @ticket up without waiting for it: its outputs are never
-  // written, the backend is unhealthy from then on and why() says @why.
-  // For a batch that is hung (the watchdog's way out).
+  // Give batch @ticket up without waiting for its work: the backend is
+  // unhealthy from then on and why() says @why. For a batch that is hung
+  // (the watchdog's way out). As with Wait(), nothing of the batch is
+  // written into the caller's memory once it has returned: a batch whose
+  // work is not done never writes there, and a copy back already started
+  // is waited for.
   virtual void Abandon(int ticket, const std::string& why) = 0;
 
   // Batches that may be in flight at once (submitted and not yet waited
@@ -75,20 +82,39 @@ class AsyncBackend {
 };
 
 // The hybrid codec: each batch goes to the CPU codec, to the backend, or
-// is split between them so that both finish together, by their measured
+// is split between them, so that both finish together by their measured
 // speeds (pages per second, the backend's fixed cost per batch and its
-// host copies, which do not overlap the CPU's work). A calibration at
-// start measures them; every batch then updates them. The backend's share
-// of a batch goes to it as several sub-batches in flight at once (up to
-// its max_in_flight()), so that its copies overlap its kernels. A batch
-// the backend fails, or does not finish within the watchdog's time, is
-// redone on the CPU, whole, and the backend is not used again: the reason
-// is logged once to stderr and kept in backend_why(). Pages are never
-// lost nor wrong.
+// host copies, which do not overlap the CPU's work; Split::kMeasured), or
+// so that the backend takes all it can (Split::kBackendFirst). A
+// calibration at start measures the speeds; every batch then updates them.
+// The backend's share of a batch goes to it as several sub-batches in
+// flight at once (up to its max_in_flight()), so that its copies overlap
+// its kernels.
+//
+// The watchdog: a backend batch not done within watchdog() seconds of its
+// submission is abandoned (AsyncBackend::Abandon). A batch the backend
+// fails or does not finish in time is redone on the CPU, whole, and the
+// backend is dropped for good (a hung or failed device is not trusted
+// again); so is a healthy backend that refuses kMaxRefusals batches in a
+// row. Pages are never lost nor wrong. The codec prints nothing:
+// backend_enabled() turns false and backend_why() says why, for the
+// caller to report.
+//
+// Records to decode are read once, each field once, into memory of the
+// codec's own (LoadRecord) before anything looks at them: the caller's
+// records may lie in memory that another party writes at any time.
+//
+// Nothing is allocated per batch (Calibrate() allocates its samples).
 class HybridCodec {
  public:
+  enum class Split {
+    kMeasured,      // by the measured speeds (Calibrate() first)
+    kBackendFirst,  // the backend takes all it can (max_batch() pages in
+                    // each of max_in_flight() sub-batches), the CPU the rest
+  };
+
   // @cpu is required; @backend may be null (CPU only). Neither is owned.
-  HybridCodec(Codec* cpu, AsyncBackend* backend);
+  HybridCodec(Codec* cpu, AsyncBackend* backend, Split split = Split::kMeasured);
 
   // Measure both on @sample (a few hundred real pages is enough; a batch
   // of more than max_batch pages is cut): several runs of each size, the
@@ -96,14 +122,23 @@ class HybridCodec {
   // took (see Rates). Returns 0 or -errno.
   int Calibrate(const PageList& sample);
 
-  // How long a backend batch may take before the watchdog gives it up
-  // (default kDefaultWatchdog). Seconds, > 0.
-  static constexpr double kDefaultWatchdog = 1.0;
+  // How long a backend batch may take from its submission before the
+  // watchdog gives it up, in seconds (> 0). The default is a quarter of
+  // the module's default offload_timeout_ms (1000 ms): a batch the
+  // backend does not finish is redone on the CPU well before the module
+  // takes it back. hzramd sets it per batch from the device's own
+  // offload_timeout_ms.
+  static constexpr double kDefaultWatchdog = 0.25;
   void set_watchdog(double seconds) { watchdog_s_ = seconds; }
   double watchdog() const { return watchdog_s_; }
 
   // Smallest sub-batch the backend's share is cut into.
   static constexpr std::size_t kMinSubBatch = 256;
+
+  // Submissions a healthy backend may refuse in a row (-EBUSY, a batch it
+  // cannot take) before it is dropped: one that keeps refusing is of no
+  // use. A refused share goes to the CPU.
+  static constexpr unsigned kMaxRefusals = 8;
 
   // As Codec::Compress / Decompress, for batches up to the CPU codec's
   // max_batch.
@@ -146,42 +181,57 @@ class HybridCodec {
   // How many of @n pages go to the backend under @r.
   static std::size_t BackendShare(const Rates& r, std::size_t n);
 
-  // How many backend batches timed out (each one disables the backend).
+  // How many backend batches timed out (each one drops the backend), and
+  // how many submissions it refused.
   std::uint64_t timeouts() const { return timeouts_; }
+  std::uint64_t refusals() const { return refusals_; }
+  Split split() const { return split_; }
 
  private:
   // The backend's share [0, g) of a batch, as sub-batches in flight.
   struct Part {
     int ticket;
     std::size_t first, n;
-    double submitted_s;  // after the first part's submission
+    double submitted_s;  // after the first part's submission (for the speeds)
   };
   int SubmitParts(std::size_t g, bool compress, const PageList* pages,
                   std::span<hzram_page_record> records, std::span<std::uint8_t> arena,
                   std::span<const hzram_page_record> drecords, std::span<const std::uint8_t> darena,
                   const MutablePageList* dpages, std::span<int> status);
-  // Wait for every part; -ETIMEDOUT or -EIO (then the backend is off and
-  // the parts' outputs are not valid), else the sum of Wait()'s results.
+  // Wait for every part, each until watchdog() after the first part's
+  // submission; -ETIMEDOUT or -EIO (then the backend is off and the
+  // parts' outputs are not valid), else the sum of Wait()'s results.
   int WaitParts(BatchTiming* timing);
+  // The pages of a batch of @n that go to the backend.
+  std::size_t Share(const Rates& r, std::size_t n) const;
   void BackendFailed();
-  void Refused();
+  void Refused(int err);
   void Count(std::size_t n, std::size_t backend);
   void Update(Rates& r, std::size_t cpu_pages, double cpu_s, std::size_t backend_pages,
               const BatchTiming& backend);
 
   Codec* cpu_;
   AsyncBackend* backend_;
+  Split split_;
   bool backend_failed_ = false;
+  unsigned refused_in_a_row_ = 0;
   std::string backend_why_;
   Rates comp_, decomp_;
   Link link_;
   std::size_t last_backend_pages_ = 0;
-  std::uint64_t backend_pages_ = 0, cpu_pages_ = 0, timeouts_ = 0;
+  std::uint64_t backend_pages_ = 0, cpu_pages_ = 0, timeouts_ = 0, refusals_ = 0;
   double watchdog_s_ = kDefaultWatchdog;
+  // Allocated once, by the constructor: the parts in flight (at most
+  // max_in_flight()) and their timings.
   std::vector<Part> parts_;
-  std::chrono::steady_clock::time_point first_submit_;
-  // Scratch for the backend's share of a decompression: its records with
-  // offsets rebased on its part of the arena.
+  std::vector<BatchTiming> part_timing_;
+  // When the first part's submission began (the watchdog's start), and
+  // when it returned (the parts' device times start from there).
+  std::chrono::steady_clock::time_point watch_start_, first_submit_;
+  // A decompression's records, read once from the caller's (max_batch of
+  // the CPU codec); and the backend's share of them with offsets rebased
+  // on its part of the arena.
+  std::vector<hzram_page_record> records_;
   std::vector<hzram_page_record> rebased_;
 };
 

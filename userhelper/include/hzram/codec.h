@@ -105,6 +105,20 @@ class MutablePageList {
   std::size_t n_;
 };
 
+// @shared read once, each field once (volatile loads), into a record of
+// the caller's: for records in memory that another party may write at any
+// time (a mapping shared with the kernel), so that what is checked is
+// what is used.
+inline hzram_page_record LoadRecord(const hzram_page_record& shared) {
+  const volatile hzram_page_record& v = shared;
+  hzram_page_record r;
+  r.value = v.value;
+  r.length = v.length;
+  r.kind = v.kind;
+  r.flags = v.flags;
+  return r;
+}
+
 class Codec {
  public:
   // Start a codec: its threads and all its buffers. Returns nullptr and
@@ -134,7 +148,11 @@ class Codec {
   // -EBADMSG for LZ4 data that does not decode to exactly one page. A
   // failed page leaves its destination undefined and its neighbours
   // untouched. Returns the number of failed pages, or -EINVAL for a batch
-  // larger than max_batch or spans of different lengths.
+  // larger than max_batch or spans of different lengths. The records and
+  // the arena may lie in memory another party writes meanwhile: each
+  // record is read once (LoadRecord) and each LZ4 block copied once into
+  // the thread's own buffer before it is decoded, so that nothing is read
+  // twice (a page may then decode wrong, never out of bounds).
   int Decompress(std::span<const hzram_page_record> records,
                  std::span<const std::uint8_t> arena, const MutablePageList& pages,
                  std::span<int> status);

@@ -86,7 +86,10 @@ class GpuCodec final : public AsyncBackend {
   // if Ready() did not. They go into the caller's memory directly where
   // it is contiguous and registered, else through the pinned buffers and
   // the staging threads in Wait(). A batch that is abandoned before its
-  // kernels are done writes nothing of the caller's.
+  // kernels are done writes nothing of the caller's; one whose copy back
+  // has started is waited for, by Abandon() and by Wait() (also when the
+  // codec failed meanwhile, e.g. through another batch abandoned), so
+  // that nothing lands in the caller's memory after either returned.
   int SubmitCompress(const PageList& pages, std::span<hzram_page_record> records,
                      std::span<std::uint8_t> arena) override;
   int SubmitDecompress(std::span<const hzram_page_record> records,

@@ -135,6 +135,16 @@ struct GpuCodec::Impl {
 
   Slot* SlotFor(int ticket) { return &slots[static_cast<std::size_t>(ticket) % slots.size()]; }
 
+  // Once a batch is collected, its kernels are done and all that may be
+  // left on its stream is the copy of its output back, possibly straight
+  // into the caller's memory: wait for that copy (nothing else can hold
+  // the stream up), so that nothing of the batch lands in the caller's
+  // memory after Wait() or Abandon() has returned, whatever the codec's
+  // health. A batch not collected has issued no such copy.
+  static void DrainCopyBack(Slot* s) {
+    if (s->collected) cudaStreamSynchronize(s->stream.s);
+  }
+
   // Claim the next slot, or -EBUSY if its batch was not waited for.
   // Tickets wrap at a multiple of the slot count, so that ticket t stays
   // in slot t % slots across the wrap.
@@ -537,12 +547,24 @@ int GpuCodec::Wait(int ticket, BatchTiming* timing) {
     Impl::Slot* s;
     ~Free() { s->op = Op::kNone; }
   } free_slot{s};
-  if (!m.healthy || m.Select()) return -EIO;
+  if (!m.healthy || m.Select()) {
+    // Failed, maybe by another batch abandoned: this one's copy back may
+    // be on its way into the caller's memory, which the caller is about
+    // to use for something else.
+    Impl::DrainCopyBack(s);
+    return -EIO;
+  }
   if (!s->collected) {
     HZ_CUDA(cudaEventSynchronize(s->ev[3].e));
-    if (int ret = Collect(s)) return ret;
+    if (int ret = Collect(s)) {
+      Impl::DrainCopyBack(s);
+      return ret;
+    }
   }
-  HZ_CUDA(cudaEventSynchronize(s->ev[4].e));
+  if (const cudaError_t e = cudaEventSynchronize(s->ev[4].e); e != cudaSuccess) {
+    Impl::DrainCopyBack(s);
+    return m.Fail("cudaEventSynchronize", e);
+  }
 
   BatchTiming t;
   float ms = 0;
@@ -619,7 +641,7 @@ void GpuCodec::Abandon(int ticket, const std::string& why) {
   if (!s) return;
   // Once collected, the kernels are done and only the copy back may be
   // running, possibly into the caller's memory: let it end first.
-  if (s->collected) cudaEventSynchronize(s->ev[4].e);
+  Impl::DrainCopyBack(s);
   s->op = Op::kNone;
   m.abandoned = true;
   m.Fail(why);
