@@ -17,16 +17,22 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <thread>
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "alloc_count.h"
 #include "bench.h"
 #include "daemon.h"
 #include "encoder.h"
@@ -37,6 +43,7 @@
 #include "loopback.h"
 #include "options.h"
 #include "program.h"
+#include "slow_backend.h"
 #include "test_util.h"
 
 namespace hzramd {
@@ -308,6 +315,13 @@ int CheckSlot(const Regions& r, const hzram_batch_desc& d, bool not_encoded_ok =
   return bad;
 }
 
+// EncodeBatch() with a status buffer of the test's.
+BatchResult Encode(BatchEncoder& encoder, const Regions& r, std::uint32_t batch,
+                   hzram_batch_desc* desc) {
+  static std::vector<int> status(kMaxBatchPages);
+  return EncodeBatch(encoder, r, batch, desc, status);
+}
+
 std::unique_ptr<BatchEncoder> CpuEncoder(unsigned threads = 2) {
   std::string e;
   auto enc = MakeEncoder(Backend::kCpu, threads, &e);
@@ -349,7 +363,7 @@ TEST(EncodeBatchTest, WritesTheOutputSlotLayout) {
   t.SetBatch(1, 42, pages, 9, 2);  // batch 1: staging pages 9.., the third slot
   const std::vector<std::uint8_t> before = t.rw;
   hzram_batch_desc d;
-  ASSERT_EQ(0, EncodeBatch(*enc, t.r, 1, &d));
+  ASSERT_EQ(BatchResult::kEncoded, Encode(*enc, t.r, 1, &d).outcome);
   EXPECT_EQ(42u, d.seq);
   EXPECT_EQ(0, std::memcmp(&d, &t.desc(1), sizeof(d)));
   EXPECT_EQ(0, CheckSlot(t.r, d));
@@ -390,7 +404,7 @@ TEST(EncodeBatchTest, DecodesReadBatches) {
   in[3].length /= 2;  // a block cut short: it cannot decode to a page
   t.desc(1) = {77, kPages, HZRAM_OP_DECOMPRESS, 0, kBatch * kPageSize, 0};
   hzram_batch_desc d;
-  ASSERT_EQ(0, EncodeBatch(*enc, t.r, 1, &d));
+  ASSERT_EQ(BatchResult::kEncoded, Encode(*enc, t.r, 1, &d).outcome);
   EXPECT_EQ(77u, d.seq);
   const auto* rec = reinterpret_cast<const hzram_page_record*>(t.rw.data());
   const std::uint8_t* out = t.rw.data() + kBatch * sizeof(hzram_page_record);
@@ -407,7 +421,7 @@ TEST(EncodeBatchTest, DecodesReadBatches) {
   }
   // Batch 1's input would run past the arena from one cell further on.
   t.desc(1).staging_offset = (kBatch + 1) * kPageSize;
-  EXPECT_EQ(-EINVAL, EncodeBatch(*enc, t.r, 1, &d));
+  EXPECT_EQ(BatchResult::kBadDescriptor, Encode(*enc, t.r, 1, &d).outcome);
 }
 
 TEST(EncodeBatchTest, PartialBatchLeavesTheRestOfTheSlot) {
@@ -417,7 +431,7 @@ TEST(EncodeBatchTest, PartialBatchLeavesTheRestOfTheSlot) {
   t.SetBatch(0, 7, MixedPages(5, 2), 3, 1);
   const std::vector<std::uint8_t> before = t.rw;
   hzram_batch_desc d;
-  ASSERT_EQ(0, EncodeBatch(*enc, t.r, 0, &d));
+  ASSERT_EQ(BatchResult::kEncoded, Encode(*enc, t.r, 0, &d).outcome);
   EXPECT_EQ(0, CheckSlot(t.r, d));
   // Records 5..31 untouched; slot 0 untouched.
   const std::size_t rec_end = d.output_offset + 5 * sizeof(hzram_page_record);
@@ -439,7 +453,7 @@ TEST(EncodeBatchTest, TheCorpusInFullBatches) {
     const std::uint32_t b = (first / 1024) % 2;
     t.desc(b) = {first, count, HZRAM_OP_COMPRESS, 0, first * kPageSize, b * SlotBytes(1024)};
     hzram_batch_desc d;
-    ASSERT_EQ(0, EncodeBatch(*enc, t.r, b, &d));
+    ASSERT_EQ(BatchResult::kEncoded, Encode(*enc, t.r, b, &d).outcome);
     ASSERT_EQ(0, CheckSlot(t.r, d)) << "pages from " << first;
   }
 }
@@ -464,28 +478,32 @@ TEST(EncodeBatchTest, RefusesDescriptorsOutsideTheRegions) {
   for (const auto& d : bad) {
     t.desc(1) = d;
     hzram_batch_desc got;
-    EXPECT_EQ(-EINVAL, EncodeBatch(*enc, t.r, 1, &got))
+    EXPECT_EQ(BatchResult::kBadDescriptor, Encode(*enc, t.r, 1, &got).outcome)
         << d.nr_pages << " pages at " << d.staging_offset << ", slot " << d.output_offset;
     EXPECT_TRUE(t.rw == before);
   }
   // The last page of staging and the last slot are in bounds.
   t.desc(1) = {1, 16, HZRAM_OP_COMPRESS, 0, staging - 16 * kPageSize, slot};
   hzram_batch_desc got;
-  EXPECT_EQ(0, EncodeBatch(*enc, t.r, 1, &got));
+  EXPECT_EQ(BatchResult::kEncoded, Encode(*enc, t.r, 1, &got).outcome);
 }
 
 class FailingEncoder final : public BatchEncoder {
  public:
+  explicit FailingEncoder(int err = -EIO) : err_(err) {}
   int Encode(const hzram::PageList&, std::span<hzram_page_record> records,
-             std::span<std::uint8_t>) override {
+             std::span<std::uint8_t>, double) override {
     for (auto& r : records) r = {1, 2, 3, 4};  // garbage, as a failed device leaves
-    return -EIO;
+    return err_;
   }
   int Decode(std::span<const hzram_page_record>, std::span<const std::uint8_t>,
-             const hzram::MutablePageList&, std::span<int>) override {
-    return -EIO;
+             const hzram::MutablePageList&, std::span<int>, double) override {
+    return err_;
   }
   std::string Describe() const override { return "failing"; }
+
+ private:
+  int err_;
 };
 
 TEST(EncodeBatchTest, UnknownOpsAndEncoderFailuresLeavePagesToTheKernel) {
@@ -499,7 +517,9 @@ TEST(EncodeBatchTest, UnknownOpsAndEncoderFailuresLeavePagesToTheKernel) {
     if (c == 1) t.desc(0).flags = 1;
     std::fill(t.rw.begin(), t.rw.end(), 0xcc);
     hzram_batch_desc d;
-    EXPECT_EQ(c == 2 ? -EIO : -EOPNOTSUPP, EncodeBatch(c == 2 ? failing : *enc, t.r, 0, &d)) << c;
+    const BatchResult res = Encode(c == 2 ? failing : *enc, t.r, 0, &d);
+    EXPECT_EQ(BatchResult::kNotEncoded, res.outcome) << c;
+    EXPECT_EQ(c == 2 ? -EIO : -EOPNOTSUPP, res.err) << c;
     const auto* rec = reinterpret_cast<const hzram_page_record*>(t.rw.data());
     for (int i = 0; i < 6; i++) {
       EXPECT_EQ(0, rec[i].kind) << c << " " << i;
@@ -522,7 +542,7 @@ TEST(EncodeBatchTest, CheckGeometry) {
     EXPECT_NE(std::string::npos, why.find("nr_batches")) << why;
   };
   bad("no batch", [](hzram_attach& a) { a.nr_batches = 0; });
-  bad("too many batches", [](hzram_attach& a) { a.nr_batches = 65537; });
+  bad("too many batches", [](hzram_attach& a) { a.nr_batches = kMaxBatches + 1; });
   bad("no page", [](hzram_attach& a) { a.batch_pages = 0; });
   bad("too many pages", [](hzram_attach& a) { a.batch_pages = kMaxBatchPages + 1; });
   bad("ro offset", [](hzram_attach& a) { a.ro_offset = 100; });
@@ -559,7 +579,7 @@ TEST(MakeEncoderTest, Backends) {
     TestRegions t(1, 512, 512);
     t.SetBatch(0, 1, MixedPages(512, 4), 0, 0);
     hzram_batch_desc d;
-    ASSERT_EQ(0, EncodeBatch(*enc, t.r, 0, &d)) << enc->Describe();
+    ASSERT_EQ(BatchResult::kEncoded, Encode(*enc, t.r, 0, &d).outcome) << enc->Describe();
     EXPECT_EQ(0, CheckSlot(t.r, d)) << enc->Describe();
   }
 }
@@ -680,8 +700,11 @@ class ServeTest : public ::testing::Test {
     SetLogSink(nullptr);
     SetLogLevel(LogLevel::kInfo);
   }
-  int Serve(FakeIo& io, int drain_ms = kDrainTimeoutMs) {
-    return hzramd::Serve(io, *encoder_, &stats_, drain_ms);
+  int Serve(FakeIo& io, int drain_ms = kDrainTimeoutMs, int idle_ms = -1) {
+    ServeOptions o;
+    o.drain_timeout_ms = drain_ms;
+    o.idle_wait_ms = idle_ms;
+    return hzramd::Serve(io, *encoder_, &stats_, o);
   }
   std::unique_ptr<BatchEncoder> encoder_;
   ServeStats stats_;
@@ -933,23 +956,28 @@ TEST(AttachTest, WithoutTheModule) {
 // A device for RunDaemon(): batches of the same pages without end, until
 // the stop fd is readable. After @kill_after commits it sends SIGTERM to
 // its own process, as an administrator would; with @end_with, the FETCH
-// after the first commit ends with that errno instead. On destruction it
-// says on stderr how many commits came and how many were wrong.
+// after the first commit ends with that errno instead. Its
+// offload_timeout_ms is @timeout_ms; a batch committed later than that
+// after it was handed over is late. On destruction it says on stderr how
+// many commits came, how many were wrong and how many late.
 class EndlessIo final : public DeviceIo {
  public:
-  EndlessIo(unsigned device, int stop_fd, int kill_after, int end_with = 0)
+  EndlessIo(unsigned device, int stop_fd, int kill_after, int end_with = 0,
+            std::uint32_t timeout_ms = kDefaultOffloadTimeoutMs, std::uint32_t batch_pages = 16)
       : device_(device),
         stop_fd_(stop_fd),
         kill_after_(kill_after),
         end_with_(end_with),
-        t_(4, 16, 64) {
+        t_(4, batch_pages, 4 * batch_pages) {
+    t_.r.offload_timeout_ms = timeout_ms;
     for (std::uint32_t b = 0; b < 4; b++) {
-      t_.SetBatch(b, 0, MixedPages(16, b + 1), b * 16, b);
+      t_.SetBatch(b, 0, MixedPages(batch_pages, b + 1), b * batch_pages, b);
       free_.push_back(b);
     }
   }
   ~EndlessIo() override {
-    std::fprintf(stderr, "fake hzram%u: %d commits, %d wrong\n", device_, commits_, wrong_);
+    std::fprintf(stderr, "fake hzram%u: %d commits, %d wrong, %d late\n", device_, commits_, wrong_,
+                 late_);
   }
   unsigned device() const override { return device_; }
   const Regions& regions() const override { return t_.r; }
@@ -959,6 +987,8 @@ class EndlessIo final : public DeviceIo {
   }
   int QueueCommit(std::uint32_t b, std::uint64_t seq) override {
     wrong_ += seq != t_.desc(b).seq || CheckSlot(t_.r, t_.desc(b)) != 0;
+    late_ += std::chrono::steady_clock::now() - handed_[b] >
+             std::chrono::milliseconds(t_.r.offload_timeout_ms);
     answers_.push_back({Completion::kCommit, b, 0});
     free_.push_back(b);
     if (++commits_ == kill_after_) kill(getpid(), SIGTERM);
@@ -984,6 +1014,7 @@ class EndlessIo final : public DeviceIo {
         const std::uint32_t b = free_.front();
         free_.erase(free_.begin());
         t_.desc(b).seq = ++seq_;
+        handed_[b] = std::chrono::steady_clock::now();
         out[n++] = {Completion::kFetch, 0, static_cast<int>(b)};
       }
       if (n || timeout_ms == 0) return static_cast<int>(n);
@@ -999,8 +1030,9 @@ class EndlessIo final : public DeviceIo {
   std::vector<Completion> answers_;
   std::size_t fetches_ = 0;
   std::uint64_t seq_ = 0;
-  int commits_ = 0, wrong_ = 0;
+  int commits_ = 0, wrong_ = 0, late_ = 0;
   bool stopped_ = false;
+  std::chrono::steady_clock::time_point handed_[4];
 };
 
 Options DaemonOptions(std::vector<unsigned> devices) {
@@ -1012,7 +1044,9 @@ Options DaemonOptions(std::vector<unsigned> devices) {
   return o;
 }
 
-// A socket in place of systemd's, for sd_notify().
+// A socket in place of systemd's, for sd_notify(). A datagram socket
+// queues only a few messages (net.unix.max_dgram_qlen), then the sender
+// waits: a thread takes them as they come, each with the time it came.
 class NotifySocket {
  public:
   NotifySocket() {
@@ -1023,9 +1057,19 @@ class NotifySocket {
     a.sun_family = AF_UNIX;
     std::snprintf(a.sun_path, sizeof(a.sun_path), "%s", path_.c_str());
     EXPECT_EQ(0, bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)));
+    const int on = 1;
+    EXPECT_EQ(0, setsockopt(fd_, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on)));
     setenv("NOTIFY_SOCKET", path_.c_str(), 1);
+    reader_ = std::thread([this] {
+      while (!stop_.load()) {
+        pollfd p{fd_, POLLIN, 0};
+        if (poll(&p, 1, 20) == 1) Drain();
+      }
+    });
   }
   ~NotifySocket() {
+    stop_.store(true);
+    reader_.join();
     unsetenv("NOTIFY_SOCKET");
     close(fd_);
     unlink(path_.c_str());
@@ -1033,16 +1077,47 @@ class NotifySocket {
   // Every message received, one after another.
   std::string Messages() {
     std::string s;
-    char buf[4096];
-    ssize_t n;
-    while ((n = recv(fd_, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
-      s.append(buf, static_cast<std::size_t>(n)) += '\n';
+    for (const auto& [t, m] : Timed()) s += m + '\n';
     return s;
+  }
+  // Every message received, with the time it came (CLOCK_REALTIME, s).
+  std::vector<std::pair<double, std::string>> Timed() {
+    Drain();
+    std::lock_guard<std::mutex> l(mu_);
+    return got_;
   }
 
  private:
+  void Drain() {
+    std::lock_guard<std::mutex> l(mu_);
+    char buf[4096];
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
+    for (;;) {
+      iovec io{buf, sizeof(buf)};
+      msghdr m{};
+      m.msg_iov = &io;
+      m.msg_iovlen = 1;
+      m.msg_control = control;
+      m.msg_controllen = sizeof(control);
+      const ssize_t n = recvmsg(fd_, &m, MSG_DONTWAIT);
+      if (n <= 0) break;
+      double t = 0;
+      for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+          timespec ts;
+          std::memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+          t = ts.tv_sec + ts.tv_nsec / 1e9;
+        }
+      got_.emplace_back(t, std::string(buf, static_cast<std::size_t>(n)));
+    }
+  }
+
   std::string path_;
   int fd_ = -1;
+  std::mutex mu_;
+  std::vector<std::pair<double, std::string>> got_;
+  std::atomic<bool> stop_{false};
+  std::thread reader_;
 };
 
 TEST(DaemonDeathTest, SigtermCommitsTheBatchesInHandAndExitsZero) {
@@ -1177,8 +1252,8 @@ class CorruptingEncoder final : public BatchEncoder {
  public:
   explicit CorruptingEncoder(BatchEncoder& inner) : inner_(inner) {}
   int Encode(const hzram::PageList& pages, std::span<hzram_page_record> records,
-             std::span<std::uint8_t> data) override {
-    const int ret = inner_.Encode(pages, records, data);
+             std::span<std::uint8_t> data, double watchdog_s) override {
+    const int ret = inner_.Encode(pages, records, data, watchdog_s);
     for (const auto& r : records)
       if (r.kind == HZRAM_PAGE_LZ4) {
         data[r.value + r.length / 2] ^= 0x40;
@@ -1187,8 +1262,9 @@ class CorruptingEncoder final : public BatchEncoder {
     return ret;
   }
   int Decode(std::span<const hzram_page_record> records, std::span<const std::uint8_t> data,
-             const hzram::MutablePageList& pages, std::span<int> status) override {
-    return inner_.Decode(records, data, pages, status);
+             const hzram::MutablePageList& pages, std::span<int> status,
+             double watchdog_s) override {
+    return inner_.Decode(records, data, pages, status, watchdog_s);
   }
   std::string Describe() const override { return "corrupting"; }
 
@@ -1258,6 +1334,456 @@ TEST(BenchTest, TheBinaryOnTheCorpus) {
                           " --seconds 0.01 --backend cpu --batch-pages 256");
   EXPECT_EQ(0, r.status) << r.output;
   EXPECT_NE(std::string::npos, r.output.find("hzramd pipeline")) << r.output;
+}
+
+// ---------------------------------------------------------------------
+// Distinct results for distinct causes.
+
+// An encoder's own -EINVAL (an argument it refuses) is a batch not
+// encoded, committed as such; only a descriptor outside the regions is
+// left uncommitted.
+TEST(EncodeBatchTest, AnEncoderErrorIsNotABadDescriptor) {
+  FailingEncoder einval(-EINVAL);
+  TestRegions t(2, 8, 16);
+  t.SetBatch(0, 5, MixedPages(8, 1), 0, 0);
+  hzram_batch_desc d;
+  const BatchResult res = Encode(einval, t.r, 0, &d);
+  EXPECT_EQ(BatchResult::kNotEncoded, res.outcome);
+  EXPECT_EQ(-EINVAL, res.err);
+  const auto* rec = reinterpret_cast<const hzram_page_record*>(t.rw.data());
+  for (int i = 0; i < 8; i++) EXPECT_EQ(0, rec[i].kind) << i;
+  // A read batch with too small a status buffer: an argument error too.
+  auto enc = CpuEncoder(1);
+  t.desc(1) = {6, 4, HZRAM_OP_DECOMPRESS, 0, 8 * kPageSize, SlotBytes(8)};
+  std::vector<int> status(3);
+  const BatchResult small = EncodeBatch(*enc, t.r, 1, &d, status);
+  EXPECT_EQ(BatchResult::kNotEncoded, small.outcome);
+  EXPECT_EQ(-EINVAL, small.err);
+}
+
+TEST_F(ServeTest, AnEncoderEinvalIsCommittedAsNotEncoded) {
+  FailingEncoder einval(-EINVAL);
+  FakeIo io(2, 8);
+  io.script = {{FakeIo::Fetch(0, 8)}, {FakeIo::FetchError(-ECANCELED)}};
+  EXPECT_EQ(0, hzramd::Serve(io, einval, &stats_)) << LogText();
+  EXPECT_EQ("F F S C0 F S ", io.Trace());
+  EXPECT_EQ(0, io.bad_commits);
+  EXPECT_EQ(1u, stats_.not_encoded.load());
+  EXPECT_TRUE(Logged(LogLevel::kWarn, "batch 0: not encoded (Invalid argument)")) << LogText();
+  EXPECT_FALSE(Logged(LogLevel::kWarn, "descriptor outside")) << LogText();
+}
+
+// ---------------------------------------------------------------------
+// The module's time for a batch, and the watchdog within it.
+
+TEST(TimeoutTest, ReadAtAttachFromSysfs) {
+  const std::string path = ::testing::TempDir() + "hzramd-timeout-" + std::to_string(getpid());
+  auto read = [&](const char* text, std::uint32_t* ms) {
+    std::ofstream(path, std::ios::trunc) << text;
+    return KernelIo::ReadTimeoutMs(path.c_str(), ms);
+  };
+  std::uint32_t ms = 0;
+  EXPECT_EQ(0, read("1000\n", &ms));
+  EXPECT_EQ(1000u, ms);
+  EXPECT_EQ(0, read("10", &ms));
+  EXPECT_EQ(10u, ms);
+  EXPECT_EQ(0, read("60000\n", &ms));
+  EXPECT_EQ(60000u, ms);
+  ms = 7;
+  for (const char* bad : {"9\n", "60001\n", "", "\n", "abc\n", "-5\n", "100 ms\n", "1e3\n",
+                          "4294967297\n", "0100000\n"}) {
+    EXPECT_EQ(-EINVAL, read(bad, &ms)) << bad;
+    EXPECT_EQ(7u, ms) << bad;
+  }
+  unlink(path.c_str());
+  EXPECT_EQ(-ENOENT, KernelIo::ReadTimeoutMs(path.c_str(), &ms));
+}
+
+TEST(TimeoutTest, TheWatchdogIsWellWithinTheModulesTime) {
+  EXPECT_DOUBLE_EQ(0.25, WatchdogSeconds(kDefaultOffloadTimeoutMs));
+  EXPECT_DOUBLE_EQ(0.0025, WatchdogSeconds(kMinOffloadTimeoutMs));
+  EXPECT_DOUBLE_EQ(2.0, WatchdogSeconds(kMaxOffloadTimeoutMs));
+  for (std::uint32_t ms = kMinOffloadTimeoutMs; ms <= kMaxOffloadTimeoutMs; ms += 7)
+    ASSERT_LE(WatchdogSeconds(ms), ms / 4.0 / 1e3 * (1 + 1e-12)) << ms;
+  EXPECT_EQ(kDefaultOffloadTimeoutMs, Regions().offload_timeout_ms);
+}
+
+// ---------------------------------------------------------------------
+// The GPU's place, taken by a stand-in device (slow_backend.h): gpu and
+// hybrid encoders watch its batches, redo on the CPU what it does not
+// finish in time, drop it when it hangs or fails, and the daemon says so.
+
+std::unique_ptr<BatchEncoder> EncoderWith(Backend b, hzram::test::SlowBackend** dev,
+                                          unsigned slots = 3, std::size_t max_batch = 1024) {
+  auto d = std::make_unique<hzram::test::SlowBackend>(slots, max_batch);
+  *dev = d.get();
+  std::string e;
+  auto cpu = MakeCodec(2, &e);
+  auto enc = MakeEncoderOn(b, std::move(cpu), std::move(d), "stand-in", &e);
+  EXPECT_TRUE(enc) << e;
+  return enc;
+}
+
+// Pages that compress, as the module's stored LZ4 pages do.
+std::vector<Page> TextPages(std::size_t n, std::uint64_t seed) {
+  std::vector<Page> v;
+  for (std::size_t i = 0; i < n; i++)
+    v.push_back(i % 3 ? TextPage(seed * 1000 + i) : PeriodicPage(1 + i % 300, seed + i));
+  return v;
+}
+
+// A read batch of @pages (liblz4's blocks) in batch @b's staging cells,
+// its output in slot @b.
+void SetReadBatch(TestRegions& t, std::uint32_t b, std::uint64_t seq, const std::vector<Page>& pages) {
+  const std::uint32_t bp = t.r.info.batch_pages;
+  std::uint8_t* cells = t.staging(std::size_t{b} * bp);
+  auto* in = reinterpret_cast<hzram_page_record*>(cells);
+  std::uint8_t* data = cells + bp * sizeof(hzram_page_record);
+  std::uint64_t used = 0;
+  for (std::size_t i = 0; i < pages.size(); i++) {
+    const int n = LZ4_compress_default(reinterpret_cast<const char*>(pages[i].data()),
+                                       reinterpret_cast<char*>(data + used), kPageSize,
+                                       static_cast<int>(std::uint64_t{bp} * kPageSize -
+                                                        bp * sizeof(hzram_page_record) - used));
+    ASSERT_GT(n, 0);
+    in[i] = {used, static_cast<std::uint32_t>(n), HZRAM_PAGE_LZ4, 0};
+    used += static_cast<std::uint64_t>(n);
+  }
+  t.desc(b) = {seq, static_cast<std::uint32_t>(pages.size()), HZRAM_OP_DECOMPRESS, 0,
+               std::uint64_t{b} * bp * kPageSize, b * SlotBytes(bp)};
+}
+
+// Every page of read batch @b decoded, as @pages.
+void CheckReadSlot(const TestRegions& t, std::uint32_t b, const std::vector<Page>& pages) {
+  const std::uint32_t bp = t.r.info.batch_pages;
+  const std::uint8_t* slot = t.rw.data() + b * SlotBytes(bp);
+  const auto* rec = reinterpret_cast<const hzram_page_record*>(slot);
+  for (std::size_t i = 0; i < pages.size(); i++) {
+    ASSERT_EQ(HZRAM_PAGE_RAW, rec[i].kind) << i;
+    ASSERT_EQ(0, std::memcmp(slot + bp * sizeof(hzram_page_record) + rec[i].value,
+                             pages[i].data(), kPageSize))
+        << i;
+  }
+}
+
+class BackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    g_log.clear();
+    SetLogSink(CaptureLog);
+  }
+  void TearDown() override { SetLogSink(nullptr); }
+  int Count(const std::string& part) const {
+    int n = 0;
+    for (const auto& [l, line] : g_log) n += line.find(part) != std::string::npos;
+    return n;
+  }
+};
+
+// A batch the device never finishes (write or read, gpu or hybrid) is
+// given up after the watchdog's time of the device's offload_timeout_ms,
+// redone on the CPU and committed well before the module's deadline,
+// every page right; the device is not used again, and the daemon (not the
+// library) says so once.
+TEST_F(BackendTest, AHungBatchIsRedoneWithinTheModulesTime) {
+  for (const Backend b : {Backend::kGpu, Backend::kHybrid}) {
+    for (const bool read : {false, true}) {
+      g_log.clear();
+      hzram::test::SlowBackend* dev;
+      auto enc = EncoderWith(b, &dev);
+      ASSERT_TRUE(enc);
+      ASSERT_TRUE(enc->has_backend());
+      TestRegions t(2, 1024, 2048);
+      t.r.offload_timeout_ms = 400;  // the watchdog: 100 ms
+      const auto pages = read ? TextPages(1024, 20) : MixedPages(1024, 20);
+      if (read)
+        SetReadBatch(t, 0, 9, pages);
+      else
+        t.SetBatch(0, 9, pages, 0, 0);
+      dev->hang_at = dev->submitted + 1;
+      hzram_batch_desc d;
+      const auto start = std::chrono::steady_clock::now();
+      ASSERT_EQ(BatchResult::kEncoded, Encode(*enc, t.r, 0, &d).outcome);
+      const auto took = std::chrono::steady_clock::now() - start;
+      if (read)
+        CheckReadSlot(t, 0, pages);
+      else
+        EXPECT_EQ(0, CheckSlot(t.r, d));
+      EXPECT_EQ(1, dev->abandoned);
+      EXPECT_GT(dev->abandon_after_s, 0.095);
+      EXPECT_LT(took, std::chrono::milliseconds(400)) << "later than the module's deadline";
+      EXPECT_FALSE(enc->has_backend());
+      EXPECT_EQ(1, Count("stand-in dropped, the CPU encodes and decodes from now on: a batch of"))
+          << LogText();
+      EXPECT_EQ(1, Count("did not finish within the watchdog's 0.100 s")) << LogText();
+      EXPECT_TRUE(Logged(LogLevel::kWarn, std::string("--backend ") + BackendName(b)));
+      EXPECT_NE(std::string::npos, enc->Describe().find("(gpu dropped: ")) << enc->Describe();
+      // The next batches go to the CPU alone, and nothing more is logged.
+      const int submitted = dev->submitted;
+      t.SetBatch(1, 10, MixedPages(700, 22), 1024, 1);
+      ASSERT_EQ(BatchResult::kEncoded, Encode(*enc, t.r, 1, &d).outcome);
+      EXPECT_EQ(0, CheckSlot(t.r, d));
+      EXPECT_EQ(submitted, dev->submitted);
+      EXPECT_EQ(1, Count("dropped")) << LogText();
+    }
+  }
+}
+
+// A GPU that fails cleanly (every batch -EIO from then on) does not leave
+// every batch to the module, forever: the failed batch is redone on the
+// CPU, and so is every later one.
+TEST_F(BackendTest, AFailedDeviceIsDroppedForTheCpu) {
+  hzram::test::SlowBackend* dev;
+  auto enc = EncoderWith(Backend::kGpu, &dev);
+  ASSERT_TRUE(enc);
+  TestRegions t(2, 256, 512);
+  dev->fail_at = dev->submitted + 2;
+  for (int i = 0; i < 6; i++) {
+    const std::uint32_t b = i % 2;
+    t.SetBatch(b, i, MixedPages(256, 30 + i), b * 256, b);
+    hzram_batch_desc d;
+    ASSERT_EQ(BatchResult::kEncoded, Encode(*enc, t.r, b, &d).outcome) << i;
+    EXPECT_EQ(0, CheckSlot(t.r, d)) << i;
+  }
+  EXPECT_FALSE(enc->has_backend());
+  EXPECT_EQ(1, Count("stand-in dropped")) << LogText();
+  EXPECT_TRUE(Logged(LogLevel::kWarn, "the stand-in device failed at batch")) << LogText();
+}
+
+// ---------------------------------------------------------------------
+// Nothing is allocated per batch: the steady state of the serving loop
+// and of EncodeBatch, writes and reads, on every backend, counted by the
+// malloc interposer of alloc_count.cc.
+
+TEST(NoAllocationTest, PerBatch) {
+  ASSERT_TRUE(hzram::test::AllocationsAreSeen());
+  SetLogLevel(LogLevel::kError);
+  std::vector<std::uint8_t> flat;
+  for (const auto& p : MixedPages(2048, 40)) flat.insert(flat.end(), p.begin(), p.end());
+  const auto reads = TextPages(300, 41);
+  std::vector<int> status(kMaxBatchPages);
+  for (const Backend b : {Backend::kCpu, Backend::kGpu, Backend::kHybrid}) {
+    hzram::test::SlowBackend* dev = nullptr;
+    std::string e;
+    auto enc = b == Backend::kCpu ? MakeEncoderOn(b, MakeCodec(2, &e), nullptr, "", &e)
+                                  : EncoderWith(b, &dev, 2, 256);
+    ASSERT_TRUE(enc) << e;
+    auto io = LoopbackIo::FromPages(flat.data(), 2048, 512, 4);
+    ASSERT_TRUE(io);
+    TestRegions t(2, 512, 1024);
+    SetReadBatch(t, 1, 1, reads);
+    hzram_batch_desc d;
+    // Once to warm up, then counted.
+    for (int pass = 0; pass < 2; pass++) {
+      ServeStats st;
+      io->Rewind();
+      if (pass) hzram::test::StartCounting();
+      const int served = Serve(*io, *enc, &st);
+      const BatchResult r1 = EncodeBatch(*enc, t.r, 1, &d, status);
+      const BatchResult r2 = EncodeBatch(*enc, t.r, 1, &d, status);
+      const std::uint64_t allocations = pass ? hzram::test::StopCounting() : 0;
+      ASSERT_EQ(0, served);
+      ASSERT_EQ(2048u, st.pages.load());
+      ASSERT_EQ(BatchResult::kEncoded, r1.outcome);
+      ASSERT_EQ(BatchResult::kEncoded, r2.outcome);
+      EXPECT_EQ(0u, allocations) << BackendName(b);
+    }
+    CheckReadSlot(t, 1, reads);
+    if (dev) {
+      EXPECT_TRUE(enc->has_backend()) << BackendName(b);
+      EXPECT_GT(dev->waited, 4) << BackendName(b) << ": the device took part";
+    }
+  }
+  SetLogLevel(LogLevel::kInfo);
+}
+
+// ---------------------------------------------------------------------
+// io_uring for every geometry the check takes.
+
+TEST(KernelIoTest, EveryGeometryTheCheckTakesGetsItsQueue) {
+  EXPECT_EQ(4u, KernelIo::RingSizeFor(1).cq_entries);
+  EXPECT_EQ(32u, KernelIo::RingSizeFor(8).cq_entries);
+  EXPECT_EQ(32u, KernelIo::RingSizeFor(8).sq_entries);
+  EXPECT_EQ(65536u, KernelIo::RingSizeFor(kMaxBatches).cq_entries);
+  EXPECT_EQ(4096u, KernelIo::RingSizeFor(kMaxBatches).sq_entries);
+  std::string why;
+  hzram_attach a = LayoutLikeModule(kMaxBatches, 1, 1);
+  EXPECT_TRUE(CheckGeometry(a, &why)) << why;
+  a = LayoutLikeModule(kMaxBatches + 1, 1, 1);
+  EXPECT_FALSE(CheckGeometry(a, &why));
+
+  const int fd = memfd_create("hzramd-test", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  for (const std::uint32_t nr : {1u, 8u, 8191u, 8192u, kMaxBatches}) {
+    Regions r;
+    r.info = LayoutLikeModule(nr, 1, 1);
+    int err = 0;
+    auto io = KernelIo::ForFile(fd, r, 0, -1, &err);
+    if (!io && (err == -ENOSYS || err == -EPERM))
+      GTEST_SKIP() << "no io_uring here: " << std::strerror(-err);
+    ASSERT_TRUE(io) << nr << " batches: " << std::strerror(-err);
+    if (nr != kMaxBatches) continue;
+    // Every command the loop may have queued at once: a FETCH and a
+    // COMMIT per batch, all completing together (the file answers each
+    // at once, -EOPNOTSUPP); none is lost.
+    for (std::uint32_t b = 0; b < nr; b++) {
+      ASSERT_EQ(0, io->QueueFetch());
+      ASSERT_EQ(0, io->QueueCommit(b, b));
+    }
+    ASSERT_EQ(0, io->Submit());
+    Completion c[256];
+    std::size_t got = 0, fetches = 0;
+    while (got < 2 * nr) {
+      const int n = io->Wait(c, 2000);
+      ASSERT_GT(n, 0) << got << " of " << 2 * nr;
+      for (int i = 0; i < n; i++) {
+        EXPECT_EQ(-EOPNOTSUPP, c[i].res);
+        fetches += c[i].kind == Completion::kFetch;
+      }
+      got += static_cast<std::size_t>(n);
+    }
+    EXPECT_EQ(nr, fetches);
+  }
+  Regions r;
+  r.info = LayoutLikeModule(kMaxBatches + 1, 1, 1);
+  int err = 0;
+  EXPECT_FALSE(KernelIo::ForFile(fd, r, 0, -1, &err));
+  EXPECT_EQ(-EINVAL, err);
+  close(fd);
+}
+
+// ---------------------------------------------------------------------
+// The serving loop's heartbeat and systemd's watchdog.
+
+// While idle, the loop wakes every idle_wait_ms, and beats.
+TEST_F(ServeTest, IdleWaitsBeat) {
+  FakeIo io(2, 8);
+  io.script = {{}, {}, {FakeIo::Fetch(0, 4)}, {}, {FakeIo::FetchError(-ECANCELED)}};
+  const std::int64_t before = MonotonicNs();
+  EXPECT_EQ(0, Serve(io, kDrainTimeoutMs, 25)) << LogText();
+  EXPECT_EQ("F F S C0 F S ", io.Trace());
+  EXPECT_EQ(std::vector<int>(5, 25), io.timeouts);
+  EXPECT_GE(stats_.alive_ns.load(), before);
+  EXPECT_LE(stats_.alive_ns.load(), MonotonicNs());
+}
+
+// An encoder that takes @ms per batch, and @wedge_ms once, at batch
+// @wedge_at (a loop that hangs for a while, as far as the daemon sees).
+class SleepyEncoder final : public BatchEncoder {
+ public:
+  SleepyEncoder(int ms, int wedge_at, int wedge_ms)
+      : inner_(CpuEncoder(1)), ms_(ms), wedge_at_(wedge_at), wedge_ms_(wedge_ms) {}
+  int Encode(const hzram::PageList& pages, std::span<hzram_page_record> records,
+             std::span<std::uint8_t> data, double watchdog_s) override {
+    const int n = ++batches_;
+    std::this_thread::sleep_for(std::chrono::milliseconds(n == wedge_at_ ? wedge_ms_ : ms_));
+    return inner_->Encode(pages, records, data, watchdog_s);
+  }
+  int Decode(std::span<const hzram_page_record> records, std::span<const std::uint8_t> data,
+             const hzram::MutablePageList& pages, std::span<int> status,
+             double watchdog_s) override {
+    return inner_->Decode(records, data, pages, status, watchdog_s);
+  }
+  std::string Describe() const override { return "sleepy"; }
+
+ private:
+  std::unique_ptr<BatchEncoder> inner_;
+  int ms_, wedge_at_, wedge_ms_;
+  std::atomic<int> batches_{0};
+};
+
+// The WATCHDOG=1 messages among @m, by time.
+std::vector<double> Pings(const std::vector<std::pair<double, std::string>>& m) {
+  std::vector<double> v;
+  for (const auto& [t, s] : m)
+    if (s.find("WATCHDOG=1") != std::string::npos) v.push_back(t);
+  return v;
+}
+
+TEST(DaemonDeathTest, TellsSystemdsWatchdogWhileItsLoopsLive) {
+  NotifySocket notify;
+  setenv("WATCHDOG_USEC", "200000", 1);
+  const Attacher attach = [](unsigned device, int stop_fd,
+                             AttachFailure*) -> std::unique_ptr<DeviceIo> {
+    return std::make_unique<EndlessIo>(device, stop_fd, device == 0 ? 80 : -1);
+  };
+  const EncoderMaker sleepy = [](const Options&, std::string*) -> std::unique_ptr<BatchEncoder> {
+    return std::make_unique<SleepyEncoder>(5, 0, 0);
+  };
+  EXPECT_EXIT(std::exit(RunDaemon(DaemonOptions({0, 1}), attach, sleepy)),
+              ::testing::ExitedWithCode(0),
+              "systemd's watchdog: 0.200 s.*Terminated: stopping.*fake hzram0: [0-9]+ commits, 0 wrong");
+  unsetenv("WATCHDOG_USEC");
+  const auto pings = Pings(notify.Timed());
+  // 80 batches of 5 ms, two devices taking turns: about 0.8 s, a ping every
+  // 50 ms; none more than the watchdog's time apart.
+  ASSERT_GE(pings.size(), 5u);
+  for (std::size_t i = 1; i < pings.size(); i++) EXPECT_LT(pings[i] - pings[i - 1], 0.2) << i;
+}
+
+TEST(DaemonDeathTest, AWedgedLoopStopsThePings) {
+  NotifySocket notify;
+  setenv("WATCHDOG_USEC", "200000", 1);
+  const Attacher attach = [](unsigned device, int stop_fd,
+                             AttachFailure*) -> std::unique_ptr<DeviceIo> {
+    return std::make_unique<EndlessIo>(device, stop_fd, 60);
+  };
+  // Batch 20 takes 1.2 s: six watchdog times.
+  const EncoderMaker wedging = [](const Options&, std::string*) -> std::unique_ptr<BatchEncoder> {
+    return std::make_unique<SleepyEncoder>(5, 20, 1200);
+  };
+  EXPECT_EXIT(std::exit(RunDaemon(DaemonOptions({0}), attach, wedging)),
+              ::testing::ExitedWithCode(0),
+              "hzram0: its loop made no progress for 0.[0-9] s: systemd's watchdog is not told "
+              "hzramd is alive.*hzram0: its loop makes progress again.*Terminated: stopping");
+  unsetenv("WATCHDOG_USEC");
+  const auto pings = Pings(notify.Timed());
+  ASSERT_GE(pings.size(), 4u);
+  double longest = 0;
+  std::size_t at = 0;
+  for (std::size_t i = 1; i < pings.size(); i++)
+    if (pings[i] - pings[i - 1] > longest) longest = pings[i] - pings[i - 1], at = i;
+  // No ping for most of the wedge: the loop's last beat was before it,
+  // and pings stop once that is half the watchdog's time old.
+  EXPECT_GT(longest, 0.9);
+  EXPECT_LT(longest, 1.5);
+  EXPECT_GE(at, 2u) << "pings before the wedge";
+  EXPECT_LT(at, pings.size() - 1) << "pings after it";
+}
+
+// A device that hangs, under --backend gpu, two devices: the daemon's
+// watchdog gives the hung batch up, the CPU redoes it, every batch of
+// both devices is committed right and within its offload_timeout_ms,
+// the device is dropped (said once), and SIGTERM stops the daemon.
+int g_dropped = 0;
+void CountDrops(LogLevel level, const char* line) {
+  g_dropped += std::strstr(line, "dropped, the CPU") != nullptr;
+  std::fprintf(stderr, "hzramd: %d %s\n", static_cast<int>(level), line);
+}
+
+TEST(DaemonDeathTest, AHungGpuBlocksNeitherTheOtherDevicesNorSigterm) {
+  const Attacher attach = [](unsigned device, int stop_fd,
+                             AttachFailure*) -> std::unique_ptr<DeviceIo> {
+    return std::make_unique<EndlessIo>(device, stop_fd, device == 0 ? 40 : -1, 0, 400, 256);
+  };
+  const EncoderMaker gpu = [](const Options&, std::string* e) -> std::unique_ptr<BatchEncoder> {
+    auto dev = std::make_unique<hzram::test::SlowBackend>(3, 1024);
+    dev->hang_at = 5;
+    return MakeEncoderOn(Backend::kGpu, MakeCodec(2, e), std::move(dev), "stand-in", e);
+  };
+  EXPECT_EXIT(
+      {
+        SetLogSink(CountDrops);
+        const int status = RunDaemon(DaemonOptions({0, 1}), attach, gpu);
+        std::fprintf(stderr, "dropped %d times\n", g_dropped);
+        std::exit(status);
+      },
+      ::testing::ExitedWithCode(0),
+      "encoder: gpu, stand-in.*hzram0: attached: .*offload_timeout_ms 400, the backend's watchdog "
+      "100 ms.*--backend gpu: stand-in dropped, the CPU encodes and decodes from now on: a batch of "
+      "[0-9]+ pages did not finish within the watchdog's 0.100 s.*Terminated: stopping.*"
+      "fake hzram[01]: [0-9]+ commits, 0 wrong, 0 late.*fake hzram[01]: [0-9]+ commits, 0 wrong, "
+      "0 late.*dropped 1 times");
 }
 
 }  // namespace

@@ -12,7 +12,10 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <thread>
 
@@ -33,7 +36,7 @@ constexpr int kStatusIntervalMs = 10000;
 
 // The batch handed over by a FETCH: encode it, queue its COMMIT.
 int HandleBatch(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, std::uint32_t batch,
-                std::uint64_t* commits) {
+                std::uint64_t* commits, std::span<int> status) {
   const Regions& r = io.regions();
   const unsigned dev = io.device();
   if (batch >= r.info.nr_batches) {
@@ -41,41 +44,46 @@ int HandleBatch(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, std::uint32
     return 0;
   }
   hzram_batch_desc d;
-  const int ret = EncodeBatch(encoder, r, batch, &d);
-  if (ret == -EINVAL) {
-    HZ_WARN(
-        "hzram%u: batch %u: descriptor outside the regions (%u pages at staging %llu, slot at "
-        "%llu): not committed",
-        dev, batch, d.nr_pages, static_cast<unsigned long long>(d.staging_offset),
-        static_cast<unsigned long long>(d.output_offset));
-    return 0;
-  }
-  if (ret == 0 && d.op == HZRAM_OP_DECOMPRESS) {
-    const auto* rec = reinterpret_cast<const hzram_page_record*>(r.rw + d.output_offset);
-    std::uint64_t decoded = 0;
-    for (std::uint32_t i = 0; i < d.nr_pages; i++) decoded += rec[i].kind == HZRAM_PAGE_RAW;
-    st->read_batches.fetch_add(1, std::memory_order_relaxed);
-    st->read_pages.fetch_add(decoded, std::memory_order_relaxed);
-    HZ_DEBUG("hzram%u: read batch %u seq %llu: %llu of %u pages decoded", dev, batch,
-             static_cast<unsigned long long>(d.seq), static_cast<unsigned long long>(decoded),
-             d.nr_pages);
-  } else if (ret == 0) {
-    const auto* rec = reinterpret_cast<const hzram_page_record*>(r.rw + d.output_offset);
-    std::uint64_t bytes = 0;
-    for (std::uint32_t i = 0; i < d.nr_pages; i++) bytes += rec[i].length;
-    st->batches.fetch_add(1, std::memory_order_relaxed);
-    st->pages.fetch_add(d.nr_pages, std::memory_order_relaxed);
-    st->stored_bytes.fetch_add(bytes, std::memory_order_relaxed);
-    HZ_DEBUG("hzram%u: batch %u seq %llu: %u pages in %llu bytes", dev, batch,
-             static_cast<unsigned long long>(d.seq), d.nr_pages,
-             static_cast<unsigned long long>(bytes));
-  } else {
-    // The first time at warning level, then at debug: a backend that
-    // failed fails every batch.
-    const bool first = st->not_encoded.fetch_add(1, std::memory_order_relaxed) == 0;
-    Log(first ? LogLevel::kWarn : LogLevel::kDebug,
-        "hzram%u: batch %u: not encoded (%s): the kernel compresses it", dev, batch,
-        ret == -EOPNOTSUPP ? "an op this helper does not know" : std::strerror(-ret));
+  const BatchResult res = EncodeBatch(encoder, r, batch, &d, status);
+  switch (res.outcome) {
+    case BatchResult::kBadDescriptor:
+      HZ_WARN(
+          "hzram%u: batch %u: descriptor outside the regions (%u pages at staging %llu, slot at "
+          "%llu): not committed",
+          dev, batch, d.nr_pages, static_cast<unsigned long long>(d.staging_offset),
+          static_cast<unsigned long long>(d.output_offset));
+      return 0;
+    case BatchResult::kEncoded:
+      if (d.op == HZRAM_OP_DECOMPRESS) {
+        const auto* rec = reinterpret_cast<const hzram_page_record*>(r.rw + d.output_offset);
+        std::uint64_t decoded = 0;
+        for (std::uint32_t i = 0; i < d.nr_pages; i++) decoded += rec[i].kind == HZRAM_PAGE_RAW;
+        st->read_batches.fetch_add(1, std::memory_order_relaxed);
+        st->read_pages.fetch_add(decoded, std::memory_order_relaxed);
+        HZ_DEBUG("hzram%u: read batch %u seq %llu: %llu of %u pages decoded", dev, batch,
+                 static_cast<unsigned long long>(d.seq), static_cast<unsigned long long>(decoded),
+                 d.nr_pages);
+      } else {
+        const auto* rec = reinterpret_cast<const hzram_page_record*>(r.rw + d.output_offset);
+        std::uint64_t bytes = 0;
+        for (std::uint32_t i = 0; i < d.nr_pages; i++) bytes += rec[i].length;
+        st->batches.fetch_add(1, std::memory_order_relaxed);
+        st->pages.fetch_add(d.nr_pages, std::memory_order_relaxed);
+        st->stored_bytes.fetch_add(bytes, std::memory_order_relaxed);
+        HZ_DEBUG("hzram%u: batch %u seq %llu: %u pages in %llu bytes", dev, batch,
+                 static_cast<unsigned long long>(d.seq), d.nr_pages,
+                 static_cast<unsigned long long>(bytes));
+      }
+      break;
+    case BatchResult::kNotEncoded: {
+      // The first time at warning level, then at debug: a backend that
+      // failed fails every batch.
+      const bool first = st->not_encoded.fetch_add(1, std::memory_order_relaxed) == 0;
+      Log(first ? LogLevel::kWarn : LogLevel::kDebug,
+          "hzram%u: batch %u: not encoded (%s): the kernel compresses it", dev, batch,
+          res.err == -EOPNOTSUPP ? "an op this helper does not know" : std::strerror(-res.err));
+      break;
+    }
   }
   if (int e = io.QueueCommit(batch, d.seq)) return e;
   ++*commits;
@@ -84,13 +92,23 @@ int HandleBatch(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, std::uint32
 
 }  // namespace
 
-int Serve(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, int drain_timeout_ms) {
+std::int64_t MonotonicNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int Serve(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, const ServeOptions& o) {
   const unsigned dev = io.device();
   auto failed = [dev](const char* what, int err) {
     HZ_ERR("hzram%u: %s: %s", dev, what, std::strerror(-err));
     return err;
   };
+  auto beat = [st] { st->alive_ns.store(MonotonicNs(), std::memory_order_relaxed); };
+  // The statuses of a read batch's pages: here, once, not per batch.
+  std::array<int, kMaxBatchPages> status;
   int ret;
+  beat();
   for (std::uint32_t i = 0; i < io.regions().info.nr_batches; i++)
     if ((ret = io.QueueFetch())) return failed("queuing FETCH", ret);
   if ((ret = io.Submit())) return failed("submitting", ret);
@@ -101,14 +119,15 @@ int Serve(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, int drain_timeout
   for (;;) {
     // Stopping: take whatever is already there, then wait for the
     // commits' answers, for a while.
-    const int n = io.Wait(c, stopping ? (commits ? drain_timeout_ms : 0) : -1);
+    const int n = io.Wait(c, stopping ? (commits ? o.drain_timeout_ms : 0) : o.idle_wait_ms);
     if (n == -EINTR) continue;
     if (n < 0) return failed("waiting for completions", n);
+    beat();
     if (n == 0) {
       if (!stopping) continue;
       if (commits)
         HZ_WARN("hzram%u: %llu commits not answered in %d ms", dev,
-                static_cast<unsigned long long>(commits), drain_timeout_ms);
+                static_cast<unsigned long long>(commits), o.drain_timeout_ms);
       return 0;
     }
     for (int i = 0; i < n; i++) {
@@ -137,9 +156,10 @@ int Serve(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, int drain_timeout
             return 0;
           }
           if (x.res < 0 && x.res != -EINTR && x.res != -EAGAIN) return failed("FETCH", x.res);
-          if (x.res >= 0 &&
-              (ret = HandleBatch(io, encoder, st, static_cast<std::uint32_t>(x.res), &commits)))
+          if (x.res >= 0 && (ret = HandleBatch(io, encoder, st, static_cast<std::uint32_t>(x.res),
+                                               &commits, status)))
             return failed("queuing COMMIT", ret);
+          beat();
           if (!stopping && (ret = io.QueueFetch())) return failed("queuing FETCH", ret);
           // The commit goes now, not after the rest of the completions.
           if ((ret = io.Submit())) return failed("submitting", ret);
@@ -199,6 +219,7 @@ struct Served {
   ServeStats stats;
   std::atomic<bool> done{false};
   int result = 0;  // Serve()'s, once done
+  bool stalled = false;  // its heartbeat was late at the last look
   std::thread thread;
 };
 
@@ -234,7 +255,7 @@ void StartUp(const Options& o) {
 
 }  // namespace
 
-int RunDaemon(const Options& o, const Attacher& attach) {
+int RunDaemon(const Options& o, const Attacher& attach, const EncoderMaker& make) {
   SetLogLevel(o.log_level);
   if (o.mlock) {
     // Every thread's stack is locked whole: 1 MiB each rather than 8.
@@ -275,7 +296,7 @@ int RunDaemon(const Options& o, const Attacher& attach) {
   }
 
   std::string error;
-  auto encoder = MakeEncoder(o.backend, o.threads, &error);
+  auto encoder = make ? make(o, &error) : MakeEncoder(o.backend, o.threads, &error);
   if (!encoder) {
     HZ_ERR("%s", error.c_str());
     return 1;
@@ -290,15 +311,40 @@ int RunDaemon(const Options& o, const Attacher& attach) {
       HZ_ERR("%s", AttachErrorMessage(device, f).c_str());
       return 1;
     }
-    const hzram_attach& a = io->regions().info;
-    HZ_INFO("hzram%u: attached: %u batches of up to %u pages", device, a.nr_batches, a.batch_pages);
+    const Regions& r = io->regions();
+    if (encoder->has_backend())
+      HZ_INFO("hzram%u: attached: %u batches of up to %u pages; offload_timeout_ms %u, the "
+              "backend's watchdog %.0f ms",
+              device, r.info.nr_batches, r.info.batch_pages, r.offload_timeout_ms,
+              WatchdogSeconds(r.offload_timeout_ms) * 1e3);
+    else
+      HZ_INFO("hzram%u: attached: %u batches of up to %u pages; offload_timeout_ms %u", device,
+              r.info.nr_batches, r.info.batch_pages, r.offload_timeout_ms);
     served.push_back(std::make_unique<Served>());
     served.back()->io = std::move(io);
   }
+
+  // systemd's watchdog (WatchdogSec= of the unit): WATCHDOG=1 every
+  // quarter of its time while every device's loop has beaten within half
+  // of it. A loop beats after each batch and each wait, and waits at most
+  // an eighth of the time while idle; one that hangs stops the pings, and
+  // systemd restarts the daemon.
+  std::uint64_t watchdog_us = 0;
+  const bool watchdog = sd_watchdog_enabled(0, &watchdog_us) > 0 && watchdog_us > 0;
+  const std::int64_t watchdog_ns = static_cast<std::int64_t>(watchdog_us) * 1000;
+  ServeOptions so;
+  int poll_ms = kStatusIntervalMs;
+  if (watchdog) {
+    so.idle_wait_ms = static_cast<int>(std::clamp<std::uint64_t>(watchdog_us / 8000, 1, 1000));
+    poll_ms = static_cast<int>(std::clamp<std::uint64_t>(watchdog_us / 4000, 1, kStatusIntervalMs));
+    HZ_INFO("systemd's watchdog: %.3f s; WATCHDOG=1 while every device's loop is alive",
+            watchdog_us / 1e6);
+  }
   for (auto& d : served) {
     Served* s = d.get();
-    s->thread = std::thread([s, &encoder, done_fd] {
-      s->result = Serve(*s->io, *encoder, &s->stats);
+    s->stats.alive_ns.store(MonotonicNs());
+    s->thread = std::thread([s, &encoder, done_fd, so] {
+      s->result = Serve(*s->io, *encoder, &s->stats, so);
       s->done.store(true);
       const std::uint64_t one = 1;
       if (write(done_fd, &one, sizeof(one)) < 0) HZ_ERR("eventfd: %s", std::strerror(errno));
@@ -320,15 +366,43 @@ int RunDaemon(const Options& o, const Attacher& attach) {
     if (write(stop_fd, &one, sizeof(one)) < 0) HZ_ERR("eventfd: %s", std::strerror(errno));
   };
   std::size_t running = served.size();
+  std::int64_t last_status = MonotonicNs(), last_ping = 0;
+  // WATCHDOG=1 if every running loop beat recently; a late one is named.
+  auto ping = [&](std::int64_t now) {
+    bool alive = true;
+    for (const auto& d : served) {
+      if (d->done.load()) continue;
+      const std::int64_t quiet = now - d->stats.alive_ns.load(std::memory_order_relaxed);
+      if (quiet > watchdog_ns / 2) {
+        alive = false;
+        if (!d->stalled)
+          HZ_WARN("hzram%u: its loop made no progress for %.1f s: systemd's watchdog is not told "
+                  "hzramd is alive",
+                  d->io->device(), quiet / 1e9);
+        d->stalled = true;
+      } else if (d->stalled) {
+        d->stalled = false;
+        HZ_INFO("hzram%u: its loop makes progress again", d->io->device());
+      }
+    }
+    if (!alive) return;
+    sd_notify(0, "WATCHDOG=1");
+    last_ping = now;
+  };
   while (running) {
     pollfd p[2] = {{sig_fd, POLLIN, 0}, {done_fd, POLLIN, 0}};
-    const int n = poll(p, 2, kStatusIntervalMs);
+    const int n = poll(p, 2, poll_ms);
     if (n < 0 && errno != EINTR) {
       HZ_ERR("poll: %s", std::strerror(errno));
       stop("poll failed");
       break;
     }
-    if (n == 0 && !stopping) sd_notifyf(0, "STATUS=%s", StatusLine(served).c_str());
+    const std::int64_t now = MonotonicNs();
+    if (watchdog && now - last_ping >= watchdog_ns / 4) ping(now);
+    if (!stopping && now - last_status >= std::int64_t{kStatusIntervalMs} * 1000000) {
+      sd_notifyf(0, "STATUS=%s", StatusLine(served).c_str());
+      last_status = now;
+    }
     if (p[0].revents & POLLIN) {
       signalfd_siginfo si;
       if (read(sig_fd, &si, sizeof(si)) == sizeof(si))

@@ -62,23 +62,38 @@ struct ServeStats {
   std::atomic<std::uint64_t> not_encoded{0};    // committed as kind 0
   std::atomic<std::uint64_t> stale{0};          // commits answered -ESTALE
   std::atomic<std::uint64_t> commit_errors{0};  // commits answered otherwise
+  // The loop's heartbeat: when it last made progress or woke from an idle
+  // wait (steady clock, ns; MonotonicNs()). The daemon tells systemd's
+  // watchdog it is alive only while every loop's heartbeat is recent.
+  std::atomic<std::int64_t> alive_ns{0};
 };
+
+// The steady clock, in ns, for ServeStats::alive_ns.
+std::int64_t MonotonicNs();
 
 // How long the loop waits for its commits to be answered when it stops.
 inline constexpr int kDrainTimeoutMs = 2000;
+
+struct ServeOptions {
+  // How long the loop waits for its commits' answers when it stops.
+  int drain_timeout_ms = kDrainTimeoutMs;
+  // The longest it waits for completions while idle before it wakes (and
+  // beats its heartbeat); -1: without limit.
+  int idle_wait_ms = -1;
+};
 
 // Serve @io's batches with @encoder: keep one FETCH queued per batch;
 // encode each batch handed over into its slot and COMMIT it; queue a new
 // FETCH for each one that completes. On a kStop completion, stop queuing
 // FETCHes, encode and commit every batch in hand or handed over meanwhile,
-// and return once the commits are answered (or after @drain_timeout_ms
+// and return once the commits are answered (or after drain_timeout_ms
 // without an answer). A FETCH that ends with -ECANCELED or -ENODEV (the
 // device detached or went away) ends the loop at once. Returns 0 then, or
 // the negative errno of a queue that failed (a FETCH failing with
-// anything but -EINTR and -EAGAIN, Submit or Wait failing). Allocates
-// nothing.
+// anything but -EINTR and -EAGAIN, Submit or Wait failing). Beats
+// stats->alive_ns after every wait and every batch. Allocates nothing.
 int Serve(DeviceIo& io, BatchEncoder& encoder, ServeStats* stats,
-          int drain_timeout_ms = kDrainTimeoutMs);
+          const ServeOptions& options = ServeOptions());
 
 // Why a device could not be attached.
 struct AttachFailure {
@@ -104,12 +119,19 @@ std::string AttachErrorMessage(unsigned device, const AttachFailure& failure);
 using Attacher =
     std::function<std::unique_ptr<DeviceIo>(unsigned device, int stop_fd, AttachFailure* failure)>;
 
+// Makes the daemon's encoder (MakeEncoder() of the options' backend and
+// threads, or the tests' own). nullptr and *error on failure.
+using EncoderMaker =
+    std::function<std::unique_ptr<BatchEncoder>(const Options& options, std::string* error)>;
+
 // The daemon: start-up (memory locking, I/O flusher, OOM score), signals,
-// the encoder, every device of @options attached with @attach and served
-// on a thread of its own, sd_notify, and the stop. Returns the exit
+// the encoder (@make, MakeEncoder() by default), every device of @options
+// attached with @attach and served on a thread of its own, sd_notify
+// (READY, STATUS, STOPPING, and WATCHDOG=1 while every device's loop is
+// alive, when systemd's watchdog is on), and the stop. Returns the exit
 // status: 0 after SIGTERM or SIGINT (the batches in hand committed) or
 // when every device went away; 1 for an error (logged).
-int RunDaemon(const Options& options, const Attacher& attach);
+int RunDaemon(const Options& options, const Attacher& attach, const EncoderMaker& make = nullptr);
 
 }  // namespace hzramd
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "encoder.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -17,63 +18,26 @@ namespace {
 
 using hzram::kPageSize;
 
-std::unique_ptr<hzram::Codec> MakeCodec(unsigned threads, std::string* error) {
-  hzram::CodecOptions opt;
-  opt.threads = threads;
-  opt.max_batch = kMaxBatchPages;
-  int err = 0;
-  auto codec = hzram::Codec::Create(opt, &err);
-  if (!codec) *error = std::string("cannot start the codec: ") + std::strerror(-err);
-  return codec;
-}
-
 std::string CodecName(const hzram::Codec& c) {
   return std::to_string(c.threads()) + (c.threads() > 1 ? " threads, " : " thread, ") +
          hzram::IsaName(c.isa());
 }
 
-class CpuEncoder final : public BatchEncoder {
+// Every backend through one hybrid codec: the CPU codec alone (no
+// device), or with a device that it splits batches with (hybrid) or gives
+// all it can (gpu), watching the device's batches.
+class CodecEncoder final : public BatchEncoder {
  public:
-  explicit CpuEncoder(std::unique_ptr<hzram::Codec> codec) : codec_(std::move(codec)) {}
-  int Encode(const hzram::PageList& pages, std::span<hzram_page_record> records,
-             std::span<std::uint8_t> data) override {
-    return codec_->Compress(pages, records, data);  // serialised by the codec
-  }
-  int Decode(std::span<const hzram_page_record> records, std::span<const std::uint8_t> data,
-             const hzram::MutablePageList& pages, std::span<int> status) override {
-    return codec_->Decompress(records, data, pages, status);
-  }
-  std::string Describe() const override { return "cpu, " + CodecName(*codec_); }
+  CodecEncoder(Backend kind, std::unique_ptr<hzram::Codec> cpu,
+               std::unique_ptr<hzram::AsyncBackend> device, std::string name)
+      : kind_(kind),
+        cpu_(std::move(cpu)),
+        device_(std::move(device)),
+        name_(std::move(name)),
+        codec_(cpu_.get(), device_.get(),
+               kind == Backend::kGpu ? hzram::HybridCodec::Split::kBackendFirst
+                                     : hzram::HybridCodec::Split::kMeasured) {}
 
- private:
-  std::unique_ptr<hzram::Codec> codec_;
-};
-
-#ifdef HZRAM_HAVE_CUDA
-class GpuEncoder final : public BatchEncoder {
- public:
-  explicit GpuEncoder(std::unique_ptr<hzram::GpuCodec> gpu) : gpu_(std::move(gpu)) {}
-  int Encode(const hzram::PageList& pages, std::span<hzram_page_record> records,
-             std::span<std::uint8_t> data) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return gpu_->Compress(pages, records, data);
-  }
-  int Decode(std::span<const hzram_page_record> records, std::span<const std::uint8_t> data,
-             const hzram::MutablePageList& pages, std::span<int> status) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return gpu_->Decompress(records, data, pages, status);
-  }
-  std::string Describe() const override { return "gpu, " + gpu_->device_name(); }
-
- private:
-  std::mutex mutex_;
-  std::unique_ptr<hzram::GpuCodec> gpu_;
-};
-
-class HybridEncoder final : public BatchEncoder {
- public:
-  HybridEncoder(std::unique_ptr<hzram::Codec> cpu, std::unique_ptr<hzram::GpuCodec> gpu)
-      : cpu_(std::move(cpu)), gpu_(std::move(gpu)), hybrid_(cpu_.get(), gpu_.get()) {}
   // Calibrate on built-in pages (records of small numbers beside random
   // words, about 2:1): every batch updates the speeds afterwards.
   int Calibrate() {
@@ -84,34 +48,99 @@ class HybridEncoder final : public BatchEncoder {
       const std::uint64_t w = (i / 8) % 4 ? s & 0x3ff : s;
       std::memcpy(&pages[i], &w, 8);
     }
-    return hybrid_.Calibrate(hzram::PageList(pages.data(), pages.size() / kPageSize));
+    std::lock_guard<std::mutex> lock(mutex_);
+    const int ret = codec_.Calibrate(hzram::PageList(pages.data(), pages.size() / kPageSize));
+    Report();
+    return ret;
   }
   int Encode(const hzram::PageList& pages, std::span<hzram_page_record> records,
-             std::span<std::uint8_t> data) override {
+             std::span<std::uint8_t> data, double watchdog_s) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    return hybrid_.Compress(pages, records, data);
+    codec_.set_watchdog(watchdog_s);
+    const int ret = codec_.Compress(pages, records, data);
+    Report();
+    return ret;
   }
   int Decode(std::span<const hzram_page_record> records, std::span<const std::uint8_t> data,
-             const hzram::MutablePageList& pages, std::span<int> status) override {
+             const hzram::MutablePageList& pages, std::span<int> status,
+             double watchdog_s) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    return hybrid_.Decompress(records, data, pages, status);
+    codec_.set_watchdog(watchdog_s);
+    const int ret = codec_.Decompress(records, data, pages, status);
+    Report();
+    return ret;
   }
   std::string Describe() const override {
-    return "hybrid, cpu " + CodecName(*cpu_) + " and gpu " + gpu_->device_name();
+    std::lock_guard<std::mutex> lock(mutex_);
+    switch (kind_) {
+      case Backend::kGpu:
+        return "gpu, " + name_ + ", cpu " + CodecName(*cpu_) + " if it fails" +
+               (reported_ ? " (gpu dropped: " + codec_.backend_why() + ")" : "");
+      case Backend::kHybrid:
+        return "hybrid, cpu " + CodecName(*cpu_) + " and gpu " + name_ +
+               (reported_ ? " (gpu dropped: " + codec_.backend_why() + ")" : "");
+      default:
+        return "cpu, " + CodecName(*cpu_);
+    }
+  }
+  bool has_backend() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return codec_.backend_enabled();
   }
 
  private:
-  std::mutex mutex_;
+  // The library reports; the daemon says it, once.
+  void Report() {
+    if (reported_ || !device_ || codec_.backend_enabled()) return;
+    reported_ = true;
+    HZ_WARN("--backend %s: %s dropped, the CPU encodes and decodes from now on: %s",
+            BackendName(kind_), name_.c_str(), codec_.backend_why().c_str());
+  }
+
+  const Backend kind_;
   std::unique_ptr<hzram::Codec> cpu_;
-  std::unique_ptr<hzram::GpuCodec> gpu_;
-  hzram::HybridCodec hybrid_;
+  std::unique_ptr<hzram::AsyncBackend> device_;
+  const std::string name_;
+  mutable std::mutex mutex_;
+  hzram::HybridCodec codec_;
+  bool reported_ = false;
 };
-#endif
 
 }  // namespace
 
+std::unique_ptr<hzram::Codec> MakeCodec(unsigned threads, std::string* error) {
+  hzram::CodecOptions opt;
+  opt.threads = threads;
+  opt.max_batch = kMaxBatchPages;
+  int err = 0;
+  auto codec = hzram::Codec::Create(opt, &err);
+  if (!codec) *error = std::string("cannot start the codec: ") + std::strerror(-err);
+  return codec;
+}
+
+std::unique_ptr<BatchEncoder> MakeEncoderOn(Backend backend, std::unique_ptr<hzram::Codec> cpu,
+                                            std::unique_ptr<hzram::AsyncBackend> device,
+                                            const std::string& name, std::string* error) {
+  const bool with_device = backend == Backend::kGpu || backend == Backend::kHybrid;
+  if (!cpu || with_device != static_cast<bool>(device) || backend == Backend::kAuto ||
+      (device && device->max_batch() == 0)) {
+    *error = std::string("--backend ") + BackendName(backend) + ": no encoder for these parts";
+    return nullptr;
+  }
+  auto e = std::make_unique<CodecEncoder>(backend, std::move(cpu), std::move(device), name);
+  if (backend == Backend::kHybrid) {
+    if (int err = e->Calibrate()) {
+      *error = std::string("--backend hybrid: calibration failed: ") + std::strerror(-err);
+      return nullptr;
+    }
+  }
+  return e;
+}
+
 std::unique_ptr<BatchEncoder> MakeEncoder(Backend backend, unsigned threads, std::string* error) {
   const char* asked = BackendName(backend);
+  std::unique_ptr<hzram::AsyncBackend> device;
+  std::string name;
 #ifdef HZRAM_HAVE_CUDA
   std::string why;
   if (backend == Backend::kAuto) {
@@ -122,19 +151,19 @@ std::unique_ptr<BatchEncoder> MakeEncoder(Backend backend, unsigned threads, std
       backend = Backend::kCpu;
     }
   }
-  std::unique_ptr<hzram::GpuCodec> gpu;
   if (backend == Backend::kGpu || backend == Backend::kHybrid) {
     hzram::GpuOptions go;
     go.max_batch = kMaxBatchPages;
     if (backend == Backend::kGpu) go.staging_threads = threads;
     int err = 0;
-    gpu = hzram::GpuCodec::Create(go, &err, &why);
+    auto gpu = hzram::GpuCodec::Create(go, &err, &why);
     if (!gpu) {
       *error = std::string("--backend ") + asked + ": no usable GPU: " + why;
       return nullptr;
     }
+    name = gpu->device_name();
+    device = std::move(gpu);
   }
-  if (backend == Backend::kGpu) return std::make_unique<GpuEncoder>(std::move(gpu));
 #else
   if (backend == Backend::kAuto) backend = Backend::kCpu;
   if (backend != Backend::kCpu) {
@@ -145,17 +174,11 @@ std::unique_ptr<BatchEncoder> MakeEncoder(Backend backend, unsigned threads, std
 #endif
   auto codec = MakeCodec(threads, error);
   if (!codec) return nullptr;
-#ifdef HZRAM_HAVE_CUDA
-  if (backend == Backend::kHybrid) {
-    auto h = std::make_unique<HybridEncoder>(std::move(codec), std::move(gpu));
-    if (int err = h->Calibrate()) {
-      *error = std::string("--backend ") + asked + ": calibration failed: " + std::strerror(-err);
-      return nullptr;
-    }
-    return h;
-  }
-#endif
-  return std::make_unique<CpuEncoder>(std::move(codec));
+  return MakeEncoderOn(backend, std::move(codec), std::move(device), name, error);
+}
+
+double WatchdogSeconds(std::uint32_t timeout_ms) {
+  return std::min(timeout_ms / 4.0, double{kMaxWatchdogMs}) / 1e3;
 }
 
 hzram_attach LayoutLikeModule(std::uint32_t nr_batches, std::uint32_t batch_pages,
@@ -185,7 +208,8 @@ bool CheckGeometry(const hzram_attach& a, std::string* why) {
     *why = buf;
     return false;
   };
-  if (a.nr_batches == 0 || a.nr_batches > 65536) return fail("nr_batches is not 1..65536");
+  static_assert(kMaxBatches == 16384, "the message below");
+  if (a.nr_batches == 0 || a.nr_batches > kMaxBatches) return fail("nr_batches is not 1..16384");
   if (a.batch_pages == 0 || a.batch_pages > kMaxBatchPages)
     return fail("batch_pages is not 1..4096");
   if (a.ro_offset % HZRAM_PAGE_SIZE || a.rw_offset % HZRAM_PAGE_SIZE)
@@ -197,39 +221,57 @@ bool CheckGeometry(const hzram_attach& a, std::string* why) {
   return true;
 }
 
-int EncodeBatch(BatchEncoder& encoder, const Regions& r, std::uint32_t batch, hzram_batch_desc* d) {
+hzram_batch_desc LoadDescriptor(const Regions& r, std::uint32_t batch) {
+  const volatile hzram_batch_desc& v =
+      reinterpret_cast<const hzram_batch_desc*>(r.ro)[batch];
+  hzram_batch_desc d;
+  d.seq = v.seq;
+  d.nr_pages = v.nr_pages;
+  d.op = v.op;
+  d.flags = v.flags;
+  d.staging_offset = v.staging_offset;
+  d.output_offset = v.output_offset;
+  return d;
+}
+
+BatchResult EncodeBatch(BatchEncoder& encoder, const Regions& r, std::uint32_t batch,
+                        hzram_batch_desc* desc, std::span<int> status) {
   const hzram_attach& a = r.info;
   // One read of the descriptor: the checks and the work use this copy.
-  std::memcpy(d, r.ro + std::size_t{batch} * sizeof(*d), sizeof(*d));
+  const hzram_batch_desc d = *desc = LoadDescriptor(r, batch);
   const std::uint64_t staging = a.ro_size - a.staging_offset;
-  const std::uint64_t pages = d->nr_pages;
-  if (pages == 0 || pages > a.batch_pages || d->staging_offset > staging ||
-      pages * kPageSize > staging - d->staging_offset || d->output_offset > a.rw_size ||
-      SlotBytes(a.batch_pages) > a.rw_size - d->output_offset ||
-      d->output_offset % alignof(hzram_page_record))
-    return -EINVAL;
+  const std::uint64_t pages = d.nr_pages;
+  if (pages == 0 || pages > a.batch_pages || d.staging_offset > staging ||
+      pages * kPageSize > staging - d.staging_offset || d.output_offset > a.rw_size ||
+      SlotBytes(a.batch_pages) > a.rw_size - d.output_offset ||
+      d.output_offset % alignof(hzram_page_record))
+    return {BatchResult::kBadDescriptor, -EINVAL};
 
-  std::uint8_t* const slot = r.rw + d->output_offset;
+  const double watchdog = WatchdogSeconds(r.offload_timeout_ms);
+  std::uint8_t* const slot = r.rw + d.output_offset;
   std::uint8_t* const out = slot + a.batch_pages * sizeof(hzram_page_record);
-  const std::uint8_t* const in = r.ro + a.staging_offset + d->staging_offset;
+  const std::uint8_t* const in = r.ro + a.staging_offset + d.staging_offset;
   const std::span<hzram_page_record> records(reinterpret_cast<hzram_page_record*>(slot), pages);
   int ret = -EOPNOTSUPP;
-  if (d->op == HZRAM_OP_COMPRESS && d->flags == 0) {
+  if (d.op == HZRAM_OP_COMPRESS && d.flags == 0) {
     ret = encoder.Encode(hzram::PageList(in, pages), records,
-                         std::span<std::uint8_t>(out, hzram::Codec::ArenaBytes(pages)));
-  } else if (d->op == HZRAM_OP_DECOMPRESS && d->flags == 0 &&
+                         std::span<std::uint8_t>(out, hzram::Codec::ArenaBytes(pages)), watchdog);
+  } else if (d.op == HZRAM_OP_DECOMPRESS && d.flags == 0 &&
              (a.features & HZRAM_FEAT_DECOMPRESS)) {
     // The input: records from the start of the batch's staging cells,
-    // batch_pages of them, then the data. One status per page, allocated
-    // once per thread.
-    static thread_local std::vector<int> status(kMaxBatchPages);
+    // batch_pages of them, then the data. One status per page, in the
+    // caller's buffer.
     const std::uint64_t in_records = std::uint64_t{a.batch_pages} * sizeof(hzram_page_record);
-    if (std::uint64_t{a.batch_pages} * kPageSize > staging - d->staging_offset) return -EINVAL;
-    ret = encoder.Decode(
-        std::span<const hzram_page_record>(reinterpret_cast<const hzram_page_record*>(in), pages),
-        std::span<const std::uint8_t>(in + in_records,
-                                      std::uint64_t{a.batch_pages} * kPageSize - in_records),
-        hzram::MutablePageList(out, pages), std::span<int>(status.data(), pages));
+    if (std::uint64_t{a.batch_pages} * kPageSize > staging - d.staging_offset)
+      return {BatchResult::kBadDescriptor, -EINVAL};
+    ret = status.size() < pages
+              ? -EINVAL
+              : encoder.Decode(std::span<const hzram_page_record>(
+                                   reinterpret_cast<const hzram_page_record*>(in), pages),
+                               std::span<const std::uint8_t>(
+                                   in + in_records,
+                                   std::uint64_t{a.batch_pages} * kPageSize - in_records),
+                               hzram::MutablePageList(out, pages), status.first(pages), watchdog);
     if (ret >= 0) {
       for (std::uint64_t i = 0; i < pages; i++) {
         hzram_page_record rec{};
@@ -243,8 +285,9 @@ int EncodeBatch(BatchEncoder& encoder, const Regions& r, std::uint32_t batch, hz
       ret = 0;
     }
   }
-  if (ret) std::memset(records.data(), 0, records.size_bytes());  // kind 0: not encoded
-  return ret;
+  if (ret == 0) return {BatchResult::kEncoded, 0};
+  std::memset(records.data(), 0, records.size_bytes());  // kind 0: not encoded
+  return {BatchResult::kNotEncoded, ret};
 }
 
 }  // namespace hzramd

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 
+#include "hzram/backend.h"
 #include "hzram/codec.h"
 #include "options.h"
 
@@ -26,33 +27,71 @@ class BatchEncoder {
   // As hzram::Codec::Compress: records[i] for pages[i], their data in
   // @data (Codec::ArenaBytes(n) bytes). Returns 0 or a negative errno.
   // May be called from several threads (calls are serialised).
+  // @watchdog_s: how long a backend batch (GPU) may take from its
+  // submission before it is given up and redone on the CPU
+  // (WatchdogSeconds() of the device's offload_timeout_ms).
   virtual int Encode(const hzram::PageList& pages, std::span<hzram_page_record> records,
-                     std::span<std::uint8_t> data) = 0;
+                     std::span<std::uint8_t> data, double watchdog_s) = 0;
   // As hzram::Codec::Decompress: @records (their data in @data) into
   // @pages, a status per page. Returns the number of pages that failed,
   // or a negative errno if the backend did.
   virtual int Decode(std::span<const hzram_page_record> records,
                      std::span<const std::uint8_t> data, const hzram::MutablePageList& pages,
-                     std::span<int> status) = 0;
+                     std::span<int> status, double watchdog_s) = 0;
   // What it runs on, e.g. "cpu, 2 threads, avx2".
   virtual std::string Describe() const = 0;
+  // Whether a backend (a GPU) works beside the CPU codec, still.
+  virtual bool has_backend() const { return false; }
 };
 
 // The largest batch an encoder takes, in pages.
 inline constexpr std::uint32_t kMaxBatchPages = 4096;
 
+// The CPU codec of the encoders: @threads threads (0: one per CPU the
+// caller may run on). nullptr and *error if it cannot start.
+std::unique_ptr<hzram::Codec> MakeCodec(unsigned threads, std::string* error);
+
 // The encoder of @backend, its threads started and its buffers allocated:
 // @threads codec threads (0: one per CPU the caller may run on; for
-// --backend gpu, the threads that stage pages for the GPU). auto is
+// --backend gpu, also the threads that stage pages for the GPU). auto is
 // hybrid where a GPU is usable, else cpu. Returns nullptr and sets
 // *error when @backend cannot run here.
 std::unique_ptr<BatchEncoder> MakeEncoder(Backend backend, unsigned threads, std::string* error);
+
+// The encoder of @backend (cpu, gpu or hybrid) on @cpu and, for gpu and
+// hybrid, @device named @name (the GPU's, or a stand-in): every batch goes
+// through one hzram::HybridCodec, which splits it (hybrid: by measured
+// speeds, calibrated here; gpu: the device takes all it can), watches the
+// device's batches (the watchdog, from each batch's submission), redoes
+// on the CPU what the device failed or did not finish in time, and drops
+// the device for the CPU when it fails, hangs or keeps refusing batches;
+// the encoder logs that, once. nullptr and *error on failure.
+std::unique_ptr<BatchEncoder> MakeEncoderOn(Backend backend, std::unique_ptr<hzram::Codec> cpu,
+                                            std::unique_ptr<hzram::AsyncBackend> device,
+                                            const std::string& name, std::string* error);
+
+// The module's default offload_timeout_ms, for a device whose own cannot
+// be read; and the range the module takes.
+inline constexpr std::uint32_t kDefaultOffloadTimeoutMs = 1000;
+inline constexpr std::uint32_t kMinOffloadTimeoutMs = 10, kMaxOffloadTimeoutMs = 60000;
+// The longest the watchdog waits for a backend batch: one that takes this
+// long is hung for any purpose.
+inline constexpr std::uint32_t kMaxWatchdogMs = 2000;
+
+// The backend watchdog for a device whose offload_timeout_ms is
+// @timeout_ms: a quarter of it, at most kMaxWatchdogMs; the rest of the
+// module's time is for the wait before the batch was fetched, the CPU's
+// redo and the commit. Seconds.
+double WatchdogSeconds(std::uint32_t timeout_ms);
 
 // A device's regions: its attach reply and where the two are mapped.
 struct Regions {
   hzram_attach info{};
   const std::uint8_t* ro = nullptr;  // info.ro_size bytes: descriptors, then staging
   std::uint8_t* rw = nullptr;        // info.rw_size bytes: output slots
+  // The device's offload_timeout_ms at attach: a batch not committed by
+  // then is the module's again.
+  std::uint32_t offload_timeout_ms = kDefaultOffloadTimeoutMs;
 };
 
 // Bytes of an output slot: @batch_pages records, then the data area.
@@ -67,29 +106,47 @@ constexpr std::uint64_t SlotBytes(std::uint32_t batch_pages) {
 hzram_attach LayoutLikeModule(std::uint32_t nr_batches, std::uint32_t batch_pages,
                               std::size_t staging_pages);
 
+// The most batches a device may have: a FETCH and a COMMIT of each, and
+// the stop's poll, must fit the io_uring completion queue (at most 65536
+// entries; kernel_io.cc).
+inline constexpr std::uint32_t kMaxBatches = 16384;
+
 // Whether an attach reply describes regions this helper can use (not the
 // features: see AttachFailure). If not, *why says what is wrong.
 bool CheckGeometry(const hzram_attach& info, std::string* why);
+
+// A batch's descriptor, read once, field by field (volatile loads), from
+// the read-only region, which the module writes.
+hzram_batch_desc LoadDescriptor(const Regions& r, std::uint32_t batch);
+
+// What EncodeBatch() did.
+struct BatchResult {
+  enum Outcome {
+    kEncoded,        // the records are written: commit
+    kNotEncoded,     // every record is kind 0 (not encoded): commit, and
+                     // the module compresses or decodes the pages itself
+    kBadDescriptor,  // the descriptor lies outside the regions: nothing
+                     // was written, do not commit (the module takes the
+                     // batch back after its timeout)
+  };
+  Outcome outcome = kEncoded;
+  // kNotEncoded: why: -EOPNOTSUPP for an op or flags this helper does not
+  // know, else the encoder's negative errno.
+  int err = 0;
+};
 
 // Do batch @batch of @r as its descriptor says. HZRAM_OP_COMPRESS:
 // nr_pages pages read in place from the staging arena, their records and
 // data written in place into the batch's output slot. HZRAM_OP_DECOMPRESS:
 // nr_pages LZ4 records (and their data) read in place from the staging
 // arena, page i decoded into page i of the slot's data area, its record
-// HZRAM_PAGE_RAW, or kind 0 if it did not decode. *desc gets the
-// descriptor as read (its seq goes into the COMMIT). Returns
-//   0             the records are written: commit;
-//   -EINVAL       the descriptor lies outside the regions: nothing was
-//                 written, do not commit (the kernel takes the batch
-//                 back after its timeout);
-//   -EOPNOTSUPP   an op or flags this helper does not know,
-//   other < 0     the encoder failed: either way the records are written
-//                 as not encoded (kind 0): commit, and the kernel
-//                 compresses or decodes the pages itself.
-// A decoded batch where only some pages failed returns 0.
-// @batch must be below info.nr_batches.
-int EncodeBatch(BatchEncoder& encoder, const Regions& r, std::uint32_t batch,
-                hzram_batch_desc* desc);
+// HZRAM_PAGE_RAW, or kind 0 if it did not decode; @status (at least
+// kMaxBatchPages entries, the caller's, so that nothing is allocated per
+// batch) gets the pages' statuses. *desc gets the descriptor as read (its
+// seq goes into the COMMIT). A decoded batch where only some pages failed
+// is kEncoded. @batch must be below info.nr_batches.
+BatchResult EncodeBatch(BatchEncoder& encoder, const Regions& r, std::uint32_t batch,
+                        hzram_batch_desc* desc, std::span<int> status);
 
 }  // namespace hzramd
 

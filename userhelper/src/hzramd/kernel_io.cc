@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <bit>
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstddef>
 #include <cstring>
 
@@ -76,6 +78,17 @@ std::unique_ptr<DeviceIo> KernelIo::Attach(unsigned device, int stop_fd, AttachF
     return nullptr;
   }
   io->regions_.rw = static_cast<std::uint8_t*>(rw);
+  // The module's time for a batch, which the backend's watchdog keeps well
+  // within (WatchdogSeconds()).
+  char path[64];
+  std::snprintf(path, sizeof(path), "/sys/block/" HZRAM_DEVICE_PREFIX "%u/offload_timeout_ms",
+                device);
+  if (int err = ReadTimeoutMs(path, &io->regions_.offload_timeout_ms)) {
+    HZ_WARN("hzram%u: %s: %s: taking the module's default, %u ms", device, path,
+            err == -EINVAL ? "not a time-out in 10..60000 ms" : std::strerror(-err),
+            kDefaultOffloadTimeoutMs);
+    io->regions_.offload_timeout_ms = kDefaultOffloadTimeoutMs;
+  }
   if (int err = io->Setup(stop_fd)) {
     *f = {AttachFailure::kRing, -err, ""};
     return nullptr;
@@ -93,10 +106,46 @@ std::unique_ptr<KernelIo> KernelIo::ForFile(int fd, const Regions& regions, unsi
   return io;
 }
 
+int KernelIo::ReadTimeoutMs(const char* path, std::uint32_t* ms) {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  char buf[32];
+  const ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  const int err = errno;
+  close(fd);
+  if (n < 0) return -err;
+  std::size_t len = static_cast<std::size_t>(n);
+  if (len && buf[len - 1] == '\n') len--;
+  if (len == 0 || len > 5) return -EINVAL;
+  std::uint32_t v = 0;
+  for (std::size_t i = 0; i < len; i++) {
+    if (buf[i] < '0' || buf[i] > '9') return -EINVAL;
+    v = v * 10 + static_cast<std::uint32_t>(buf[i] - '0');
+  }
+  if (v < kMinOffloadTimeoutMs || v > kMaxOffloadTimeoutMs) return -EINVAL;
+  *ms = v;
+  return 0;
+}
+
+KernelIo::RingSize KernelIo::RingSizeFor(std::uint32_t nr_batches) {
+  // io_uring takes at most 32768 submission entries and twice as many
+  // completion entries: kMaxBatches (16384) batches need 65536 of the
+  // latter. A full submission queue is sent (Sqe()), so it need not hold
+  // every command at once.
+  static_assert(2 * kMaxBatches + 1 <= 65536);
+  const unsigned cq = std::bit_ceil(2 * std::min(nr_batches, kMaxBatches) + 1);
+  return {std::min(cq, 4096u), cq};
+}
+
 int KernelIo::Setup(int stop_fd) {
-  // Room for a FETCH and a COMMIT per batch, and the stop's poll.
-  const unsigned entries = std::bit_ceil(2 * regions_.info.nr_batches + 1);
-  if (int err = io_uring_queue_init(entries, &uring_, 0)) return err;
+  // Room for a FETCH and a COMMIT per batch, and the stop's poll, among
+  // the completions.
+  if (regions_.info.nr_batches == 0 || regions_.info.nr_batches > kMaxBatches) return -EINVAL;
+  const RingSize size = RingSizeFor(regions_.info.nr_batches);
+  io_uring_params params{};
+  params.flags = IORING_SETUP_CQSIZE;
+  params.cq_entries = size.cq_entries;
+  if (int err = io_uring_queue_init_params(size.sq_entries, &uring_, &params)) return err;
   ring_ = true;
   if (stop_fd >= 0) {
     io_uring_sqe* sqe = Sqe();

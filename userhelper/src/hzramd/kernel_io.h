@@ -17,9 +17,26 @@ namespace hzramd {
 class KernelIo final : public DeviceIo {
  public:
   // Open HZRAM_CONTROL_PATH, attach device @device, map its regions and
-  // set up its queue; a poll of @stop_fd (if >= 0) is queued with it.
-  // nullptr and *failure on failure. An Attacher.
+  // set up its queue; a poll of @stop_fd (if >= 0) is queued with it. Its
+  // offload_timeout_ms is read from sysfs (the module's default, with a
+  // warning, if it cannot be). nullptr and *failure on failure. An
+  // Attacher.
   static std::unique_ptr<DeviceIo> Attach(unsigned device, int stop_fd, AttachFailure* failure);
+
+  // The attribute at @path (/sys/block/hzramN/offload_timeout_ms): a
+  // whole number of milliseconds in the module's range (10..60000), a
+  // newline after it or not. Returns 0 and *ms, -errno if it cannot be
+  // read, or -EINVAL for anything else.
+  static int ReadTimeoutMs(const char* path, std::uint32_t* ms);
+
+  // The io_uring queue of a device of @nr_batches batches (1..
+  // kMaxBatches): completion queue entries for a FETCH and a COMMIT of
+  // every batch and the stop's poll, submission queue entries for as many
+  // or at most 4096 (commands are sent whenever the queue is full).
+  struct RingSize {
+    unsigned sq_entries, cq_entries;
+  };
+  static RingSize RingSizeFor(std::uint32_t nr_batches);
 
   // A queue of commands on @fd, any open file (the tests use one that
   // answers every command with -EOPNOTSUPP), with @regions; none of them
