@@ -10,9 +10,10 @@
 #   make gpu-bundle      tests and hzbench linked to run on a GPU machine
 #                        without packages (build/gpu-bundle/; run there
 #                        with bench/gpu-run)
-#   make fuzz            the decompressor's fuzz target (build/fuzz/)
-#   make fuzz-run        fuzz it for FUZZ_SECONDS (default 60), from
-#                        seeds made of the page corpus
+#   make fuzz            the fuzz targets of the decompressor and of the
+#                        record path (build/fuzz/)
+#   make fuzz-run        fuzz them for FUZZ_SECONDS in all (default 60,
+#                        half each), from seeds made of the page corpus
 #   make check           install what is missing, build everything for
 #                        the test kernels and run every test
 #   make demo            the quick-start demo in a virtual machine
@@ -131,26 +132,39 @@ gpu-bundle: linux-source
 		{ echo "gpu-bundle: built without the CUDA backend" >&2; exit 1; }
 
 # libFuzzer needs clang; the library is built again with the sanitizers.
-FUZZ_SRCS := tests/user/fuzz_decompress.cc userhelper/src/isa.cc \
-	userhelper/src/lz4_scalar.cc userhelper/src/lz4_avx2.cc userhelper/src/lz4_avx512.cc
+# fuzz_decompress: the page decompressor of every ISA; fuzz_records: the
+# record path of a batch decompression (Codec, HybridCodec).
+FUZZ_PAGE := isa lz4_scalar lz4_avx2 lz4_avx512
+FUZZ_BATCH := $(FUZZ_PAGE) thread_pool codec hybrid
 FUZZ_FLAGS := -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -Wall -Wextra -Werror \
 	-Iuserhelper/include -Iinclude/uapi
-fuzz: build/fuzz/fuzz_decompress
-build/fuzz/fuzz_decompress: $(FUZZ_SRCS) userhelper/src/lz4_impl.h userhelper/include/hzram/page_codec.h
+FUZZ_HEADERS := userhelper/src/lz4_impl.h userhelper/src/lz4_vec.h userhelper/src/thread_pool.h \
+	userhelper/include/hzram/page_codec.h userhelper/include/hzram/codec.h \
+	userhelper/include/hzram/backend.h tests/user/fuzz_records.h tests/user/slow_backend.h
+fuzz: build/fuzz/fuzz_decompress build/fuzz/fuzz_records
+build/fuzz/lz4_avx2.o: FUZZ_ISA := -mavx2 -mbmi -mbmi2
+build/fuzz/lz4_avx512.o: FUZZ_ISA := -mavx512f -mavx512bw -mavx512vl -mbmi -mbmi2
+build/fuzz/%.o: userhelper/src/%.cc $(FUZZ_HEADERS)
 	mkdir -p build/fuzz
-	$(CCACHE) clang++ $(FUZZ_FLAGS) -c userhelper/src/lz4_avx2.cc -mavx2 -mbmi -mbmi2 -o build/fuzz/lz4_avx2.o
-	$(CCACHE) clang++ $(FUZZ_FLAGS) -c userhelper/src/lz4_avx512.cc -mavx512f -mavx512bw -mavx512vl -mbmi -mbmi2 \
-		-o build/fuzz/lz4_avx512.o
-	$(CCACHE) clang++ $(FUZZ_FLAGS) -c tests/user/fuzz_decompress.cc -o build/fuzz/fuzz_decompress.o
-	$(CCACHE) clang++ $(FUZZ_FLAGS) -c userhelper/src/isa.cc -o build/fuzz/isa.o
-	$(CCACHE) clang++ $(FUZZ_FLAGS) -c userhelper/src/lz4_scalar.cc -o build/fuzz/lz4_scalar.o
-	clang++ $(FUZZ_FLAGS) -o $@ build/fuzz/fuzz_decompress.o build/fuzz/isa.o \
-		build/fuzz/lz4_scalar.o build/fuzz/lz4_avx2.o build/fuzz/lz4_avx512.o -llz4
+	$(CCACHE) clang++ $(FUZZ_FLAGS) $(FUZZ_ISA) -c $< -o $@
+build/fuzz/%.o: tests/user/%.cc $(FUZZ_HEADERS)
+	mkdir -p build/fuzz
+	$(CCACHE) clang++ $(FUZZ_FLAGS) -c $< -o $@
+build/fuzz/fuzz_decompress: build/fuzz/fuzz_decompress.o $(FUZZ_PAGE:%=build/fuzz/%.o)
+	clang++ $(FUZZ_FLAGS) -o $@ $^ -llz4
+build/fuzz/fuzz_records: build/fuzz/fuzz_records.o $(FUZZ_BATCH:%=build/fuzz/%.o)
+	clang++ $(FUZZ_FLAGS) -o $@ $^
 
+# Fuzz both for FUZZ_SECONDS in all, half each (make check: 60 s), from
+# seeds made of the page corpus.
 FUZZ_SECONDS ?= 60
 fuzz-run: fuzz userhelper
-	rm -rf build/fuzz/corpus && mkdir -p build/fuzz/corpus
+	rm -rf build/fuzz/corpus build/fuzz/corpus-records
+	mkdir -p build/fuzz/corpus build/fuzz/corpus-records
 	build/userhelper/tests/fuzz_seeds $(CORPUS) build/fuzz/corpus 200
-	cd build/fuzz && ./fuzz_decompress -max_total_time=$(FUZZ_SECONDS) \
+	build/userhelper/tests/fuzz_seeds --records $(CORPUS) build/fuzz/corpus-records 200
+	cd build/fuzz && ./fuzz_decompress -max_total_time=$$(( $(FUZZ_SECONDS) - $(FUZZ_SECONDS) / 2 )) \
 		-print_final_stats=1 corpus
+	cd build/fuzz && ./fuzz_records -max_total_time=$$(( $(FUZZ_SECONDS) / 2 )) \
+		-print_final_stats=1 corpus-records
