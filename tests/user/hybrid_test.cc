@@ -534,7 +534,7 @@ TEST(HybridWatchdogTest, AHungDeviceIsDroppedForTheCpu) {
     EXPECT_LT(std::chrono::steady_clock::now() - t, std::chrono::seconds(5));
     EXPECT_EQ(1, dev.abandoned) << compress;
     EXPECT_GT(dev.abandon_after_s, 0.045) << compress;
-    EXPECT_LT(dev.abandon_after_s, 0.5) << compress;
+    EXPECT_LT(dev.abandon_after_s, 5.0) << compress;
     EXPECT_EQ(1u, h.timeouts());
     EXPECT_FALSE(h.backend_enabled());
     EXPECT_NE(std::string::npos, h.backend_why().find("watchdog's 0.050 s")) << h.backend_why();

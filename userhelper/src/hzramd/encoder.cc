@@ -2,6 +2,7 @@
 #include "encoder.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -22,6 +23,26 @@ std::string CodecName(const hzram::Codec& c) {
   return std::to_string(c.threads()) + (c.threads() > 1 ? " threads, " : " thread, ") +
          hzram::IsaName(c.isa());
 }
+
+// The encoder's lock: the devices' loops take their turns in the order
+// they came (a ticket lock). std::mutex lets the loop that just let go
+// take it again before a woken one runs, and on a busy machine one device
+// can then starve the others until the module takes their batches back.
+class TurnLock {
+ public:
+  void lock() {
+    const std::uint32_t mine = next_.fetch_add(1, std::memory_order_relaxed);
+    for (std::uint32_t now; (now = serving_.load(std::memory_order_acquire)) != mine;)
+      serving_.wait(now, std::memory_order_acquire);
+  }
+  void unlock() {
+    serving_.fetch_add(1, std::memory_order_release);
+    serving_.notify_all();
+  }
+
+ private:
+  std::atomic<std::uint32_t> next_{0}, serving_{0};
+};
 
 // Every backend through one hybrid codec: the CPU codec alone (no
 // device), or with a device that it splits batches with (hybrid) or gives
@@ -48,14 +69,14 @@ class CodecEncoder final : public BatchEncoder {
       const std::uint64_t w = (i / 8) % 4 ? s & 0x3ff : s;
       std::memcpy(&pages[i], &w, 8);
     }
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<TurnLock> lock(mutex_);
     const int ret = codec_.Calibrate(hzram::PageList(pages.data(), pages.size() / kPageSize));
     Report();
     return ret;
   }
   int Encode(const hzram::PageList& pages, std::span<hzram_page_record> records,
              std::span<std::uint8_t> data, double watchdog_s) override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<TurnLock> lock(mutex_);
     codec_.set_watchdog(watchdog_s);
     const int ret = codec_.Compress(pages, records, data);
     Report();
@@ -64,14 +85,14 @@ class CodecEncoder final : public BatchEncoder {
   int Decode(std::span<const hzram_page_record> records, std::span<const std::uint8_t> data,
              const hzram::MutablePageList& pages, std::span<int> status,
              double watchdog_s) override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<TurnLock> lock(mutex_);
     codec_.set_watchdog(watchdog_s);
     const int ret = codec_.Decompress(records, data, pages, status);
     Report();
     return ret;
   }
   std::string Describe() const override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<TurnLock> lock(mutex_);
     switch (kind_) {
       case Backend::kGpu:
         return "gpu, " + name_ + ", cpu " + CodecName(*cpu_) + " if it fails" +
@@ -84,7 +105,7 @@ class CodecEncoder final : public BatchEncoder {
     }
   }
   bool has_backend() const override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<TurnLock> lock(mutex_);
     return codec_.backend_enabled();
   }
 
@@ -101,7 +122,7 @@ class CodecEncoder final : public BatchEncoder {
   std::unique_ptr<hzram::Codec> cpu_;
   std::unique_ptr<hzram::AsyncBackend> device_;
   const std::string name_;
-  mutable std::mutex mutex_;
+  mutable TurnLock mutex_;
   hzram::HybridCodec codec_;
   bool reported_ = false;
 };
