@@ -2,7 +2,7 @@
 /* blk_alloc_disk() takes the disk's queue limits (6.9). */
 #include <linux/blkdev.h>
 
-static struct gendisk * __maybe_unused hzram_probe(void)
+static __maybe_unused struct gendisk *hzram_probe(void)
 {
 	struct queue_limits lim = {
 		.logical_block_size	= 512,

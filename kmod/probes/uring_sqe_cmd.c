@@ -9,7 +9,7 @@
 #include <linux/io_uring.h>
 #endif
 
-static const void * __maybe_unused hzram_probe(struct io_uring_cmd *cmd)
+static __maybe_unused const void *hzram_probe(struct io_uring_cmd *cmd)
 {
 	return io_uring_sqe_cmd(cmd->sqe);
 }
