@@ -27,6 +27,9 @@
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 VM_KERNELS ?= 6.1 6.12 newest 6.12-debug
+# Debian kernels that make check builds the module for but boots no guest
+# of (tests/vm/fetch-headers).
+HEADER_SETS ?= 6.12-trixie 7.2
 
 # Userspace objects go through ccache when it is installed, with its cache
 # beside the debug kernel's ($HZRAM_CACHE), so that a clean clone on the
@@ -54,7 +57,8 @@ kmod:
 
 clean-kmod:
 	rm -f kmod/*.o kmod/*.ko kmod/*.mod kmod/*.mod.c kmod/.*.cmd \
-		kmod/modules.order kmod/Module.symvers
+		kmod/modules.order kmod/Module.symvers kmod/hzram_config.h kmod/hzram_config.log
+	rm -rf kmod/.probes.*
 
 clean: clean-kmod
 	rm -rf build/userhelper build/fuzz build/portable build/gpu-bundle build/deb
@@ -65,7 +69,7 @@ deps:
 	scripts/setup-debian
 
 check: deps
-	tests/run-all $(VM_KERNELS)
+	HZRAM_HEADER_SETS="$(HEADER_SETS)" tests/run-all $(VM_KERNELS)
 
 demo:
 	scripts/demo

@@ -3,13 +3,18 @@
  * hzram: every difference between the kernels hzram supports (6.1 and
  * later) lives here, so that the driver reads the same on all of them.
  *
- * Interfaces that changed up to 6.12 are told apart by version: the
- * conditions name the release that changed each. Those that changed
- * after 6.12 are told apart by what the kernel's headers declare, probed
- * by kmod/Kbuild (HZRAM_HAVE_*), since distributions backport them.
+ * Differences are decided by compiling, not by version numbers, since
+ * distributions backport interfaces into older releases: before the
+ * module is built, kmod/probes/gen-config compiles each test file in
+ * kmod/probes/ against the kernel's headers and defines HZRAM_HAVE_<NAME>
+ * in hzram_config.h for each that compiles (kmod/Kbuild runs it). The
+ * releases named below, where each interface changed upstream, are for
+ * the reader; nothing tests them.
  */
 #ifndef _HZRAM_COMPAT_H
 #define _HZRAM_COMPAT_H
+
+#include "hzram_config.h"
 
 #include <linux/blkdev.h>
 #include <linux/mm.h>
@@ -29,14 +34,22 @@
  * hzram_alloc_disk() - allocate a bio-based disk with hzram's queue limits
  *
  * Stable pages (a page under write is not changed until the write ends),
- * non-rotational, no entropy; synchronous where the kernel has the flag
- * (6.1 learns it from ->rw_page instead).
+ * non-rotational, no entropy, and synchronous (swap then reads and writes
+ * single pages in the faulting or reclaiming task, skipping the swap
+ * cache), as zram is. The limits go to blk_alloc_disk() since 6.9
+ * (HZRAM_HAVE_BLK_ALLOC_DISK_LIM), through blk_queue_*() before. The
+ * features are BLK_FEAT_* flags in the limits since 6.11
+ * (HZRAM_HAVE_BLK_FEAT), queue flags before; a disk was made synchronous
+ * with QUEUE_FLAG_SYNCHRONOUS from 6.3 to 6.10
+ * (HZRAM_HAVE_QUEUE_FLAG_SYNCHRONOUS) and by having ->rw_page before 6.3
+ * (HZRAM_HAVE_RW_PAGE, below).
  *
  * Return: the disk, or an ERR_PTR.
  */
 static inline struct gendisk *hzram_alloc_disk(void)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+	struct gendisk *disk;
+#ifdef HZRAM_HAVE_BLK_ALLOC_DISK_LIM
 	struct queue_limits lim = {
 		.logical_block_size	= HZRAM_LOGICAL_BLOCK_SIZE,
 		.physical_block_size	= PAGE_SIZE,
@@ -45,15 +58,19 @@ static inline struct gendisk *hzram_alloc_disk(void)
 		.discard_granularity	= PAGE_SIZE,
 		.max_hw_discard_sectors	= UINT_MAX,
 		.max_write_zeroes_sectors = UINT_MAX,
+#ifdef HZRAM_HAVE_BLK_FEAT
 		.features		= BLK_FEAT_STABLE_WRITES |
 					  BLK_FEAT_SYNCHRONOUS,
+#endif
 	};
 
-	return blk_alloc_disk(&lim, NUMA_NO_NODE);
+	disk = blk_alloc_disk(&lim, NUMA_NO_NODE);
+	if (IS_ERR(disk))
+		return disk;
 #else
-	struct gendisk *disk = blk_alloc_disk(NUMA_NO_NODE);
 	struct request_queue *q;
 
+	disk = blk_alloc_disk(NUMA_NO_NODE);
 	if (IS_ERR_OR_NULL(disk))
 		return disk ? disk : ERR_PTR(-ENOMEM);
 	q = disk->queue;
@@ -64,22 +81,35 @@ static inline struct gendisk *hzram_alloc_disk(void)
 	q->limits.discard_granularity = PAGE_SIZE;
 	blk_queue_max_discard_sectors(q, UINT_MAX);
 	blk_queue_max_write_zeroes_sectors(q, UINT_MAX);
-	blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
-	blk_queue_flag_clear(QUEUE_FLAG_ADD_RANDOM, q);
-	blk_queue_flag_set(QUEUE_FLAG_STABLE_WRITES, q);
-	return disk;
 #endif
+#ifndef HZRAM_HAVE_BLK_FEAT
+	blk_queue_flag_set(QUEUE_FLAG_NONROT, disk->queue);
+	blk_queue_flag_clear(QUEUE_FLAG_ADD_RANDOM, disk->queue);
+	blk_queue_flag_set(QUEUE_FLAG_STABLE_WRITES, disk->queue);
+#ifdef HZRAM_HAVE_QUEUE_FLAG_SYNCHRONOUS
+	blk_queue_flag_set(QUEUE_FLAG_SYNCHRONOUS, disk->queue);
+#endif
+#endif
+	return disk;
 }
 
 /*
- * ->rw_page: until 6.3, swap reads and writes a page through it without a
- * bio, and a device that has it gets SWP_SYNCHRONOUS_IO (6.12 has
- * BLK_FEAT_SYNCHRONOUS instead). HZRAM_DEFINE_RW_PAGE(name) defines the
- * method @name around hzram_rw_page(), with the disk's I/O accounting;
+ * ->rw_page (until 6.3; HZRAM_HAVE_RW_PAGE): swap reads and writes a page
+ * through it without a bio, and a device that has it gets
+ * SWP_SYNCHRONOUS_IO. HZRAM_DEFINE_RW_PAGE(name) defines the method @name
+ * around hzram_rw_page() (io.c builds it where HZRAM_HAVE_RW_PAGE is
+ * defined), with the disk's I/O accounting: bdev_start_io_acct() took the
+ * number of sectors until 6.3 (HZRAM_HAVE_BDEV_IO_ACCT_SECTORS).
  * HZRAM_RW_PAGE_OP(name) is its line in block_device_operations.
  */
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
-#define HZRAM_HAVE_RW_PAGE	1	/* io.c builds hzram_rw_page() */
+#ifdef HZRAM_HAVE_RW_PAGE
+#ifdef HZRAM_HAVE_BDEV_IO_ACCT_SECTORS
+#define hzram_bdev_start_io_acct(bdev, op)				\
+	bdev_start_io_acct(bdev, PAGE_SECTORS, op, jiffies)
+#else
+#define hzram_bdev_start_io_acct(bdev, op)				\
+	bdev_start_io_acct(bdev, op, jiffies)
+#endif
 #define HZRAM_DEFINE_RW_PAGE(name)					\
 	static int name(struct block_device *bdev, sector_t sector,	\
 			struct page *page, enum req_op op)		\
@@ -87,8 +117,7 @@ static inline struct gendisk *hzram_alloc_disk(void)
 		unsigned long start;					\
 		int ret;						\
 									\
-		start = bdev_start_io_acct(bdev->bd_disk->part0,	\
-					   PAGE_SECTORS, op, jiffies);	\
+		start = hzram_bdev_start_io_acct(bdev->bd_disk->part0, op); \
 		ret = hzram_rw_page(bdev->bd_disk->private_data, sector,\
 				    page, op_is_write(op));		\
 		bdev_end_io_acct(bdev->bd_disk->part0, op, start);	\
@@ -104,11 +133,12 @@ static inline struct gendisk *hzram_alloc_disk(void)
 #endif
 
 /*
- * block_device_operations.open: the first argument became the gendisk in
- * 6.5. HZRAM_DEFINE_OPEN(name, fn) defines an open method @name that calls
+ * block_device_operations.open: the first argument became the gendisk,
+ * and the mode a blk_mode_t, in 6.5 (HZRAM_HAVE_OPEN_GENDISK).
+ * HZRAM_DEFINE_OPEN(name, fn) defines an open method @name that calls
  * int fn(struct gendisk *).
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+#ifdef HZRAM_HAVE_OPEN_GENDISK
 #define HZRAM_DEFINE_OPEN(name, fn)					\
 	static int name(struct gendisk *disk, blk_mode_t mode)		\
 	{								\
@@ -123,7 +153,7 @@ static inline struct gendisk *hzram_alloc_disk(void)
 #endif
 
 /* Class attribute methods take const pointers since 6.4. */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+#ifdef HZRAM_HAVE_CLASS_ATTR_CONST
 #define hzram_class_const const
 #else
 #define hzram_class_const
@@ -132,20 +162,24 @@ static inline struct gendisk *hzram_alloc_disk(void)
 /*
  * zsmalloc. Objects are read with hzram_zs_read_begin() and
  * hzram_zs_read_end(), shaped like the zs_obj_read_begin() API that
- * replaced zs_map_object() in 6.15 (HZRAM_HAVE_ZS_OBJ_READ): an object
- * that spans two pages is copied into @local_copy, which must hold @len
- * bytes; 7.0 passes @len on (HZRAM_HAVE_ZS_READ_LEN). Neither sleeps.
+ * replaced zs_map_object() in 6.15: an object that spans two pages is
+ * copied into @local_copy, which must hold @len bytes. Both read calls
+ * take @len since 7.0 (HZRAM_HAVE_ZS_OBJ_READ_LEN), not before
+ * (HZRAM_HAVE_ZS_OBJ_READ); zs_obj_write() came with them
+ * (HZRAM_HAVE_ZS_OBJ_WRITE). Where they are missing, zs_map_object().
+ * Neither read call sleeps.
  */
-#ifdef HZRAM_HAVE_ZS_OBJ_READ
 static inline const void *hzram_zs_read_begin(struct zs_pool *pool,
 					      unsigned long handle,
 					      unsigned int len,
 					      void *local_copy)
 {
-#ifdef HZRAM_HAVE_ZS_READ_LEN
+#if defined(HZRAM_HAVE_ZS_OBJ_READ_LEN)
 	return zs_obj_read_begin(pool, handle, len, local_copy);
-#else
+#elif defined(HZRAM_HAVE_ZS_OBJ_READ)
 	return zs_obj_read_begin(pool, handle, local_copy);
+#else
+	return zs_map_object(pool, handle, ZS_MM_RO);
 #endif
 }
 
@@ -153,10 +187,12 @@ static inline void hzram_zs_read_end(struct zs_pool *pool,
 				     unsigned long handle, unsigned int len,
 				     const void *mem)
 {
-#ifdef HZRAM_HAVE_ZS_READ_LEN
+#if defined(HZRAM_HAVE_ZS_OBJ_READ_LEN)
 	zs_obj_read_end(pool, handle, len, (void *)mem);
-#else
+#elif defined(HZRAM_HAVE_ZS_OBJ_READ)
 	zs_obj_read_end(pool, handle, (void *)mem);
+#else
+	zs_unmap_object(pool, handle);
 #endif
 }
 
@@ -164,33 +200,15 @@ static inline void hzram_zs_read_end(struct zs_pool *pool,
 static inline void hzram_zs_write(struct zs_pool *pool, unsigned long handle,
 				  const void *src, size_t len)
 {
+#ifdef HZRAM_HAVE_ZS_OBJ_WRITE
 	zs_obj_write(pool, handle, (void *)src, len);
-}
 #else
-static inline const void *hzram_zs_read_begin(struct zs_pool *pool,
-					      unsigned long handle,
-					      unsigned int len,
-					      void *local_copy)
-{
-	return zs_map_object(pool, handle, ZS_MM_RO);
-}
-
-static inline void hzram_zs_read_end(struct zs_pool *pool,
-				     unsigned long handle, unsigned int len,
-				     const void *mem)
-{
-	zs_unmap_object(pool, handle);
-}
-
-static inline void hzram_zs_write(struct zs_pool *pool, unsigned long handle,
-				  const void *src, size_t len)
-{
 	void *dst = zs_map_object(pool, handle, ZS_MM_WO);
 
 	memcpy(dst, src, len);
 	zs_unmap_object(pool, handle);
-}
 #endif
+}
 
 /* zs_malloc() takes the NUMA node to allocate on since 6.17. */
 static inline unsigned long hzram_zs_malloc(struct zs_pool *pool, size_t len,
@@ -204,20 +222,24 @@ static inline unsigned long hzram_zs_malloc(struct zs_pool *pool, size_t len,
 }
 
 /*
- * io_uring commands (IORING_OP_URING_CMD): the declarations moved to
- * <linux/io_uring/cmd.h> in 6.7, and the command's payload is read from
- * the SQE since 6.6. hzram_uring_cmd_payload(cmd, type) returns the
- * start of sqe->cmd as a const type *, valid while ->uring_cmd runs.
+ * io_uring commands (IORING_OP_URING_CMD): the declarations moved from
+ * <linux/io_uring.h> to <linux/io_uring/cmd.h> in 6.8
+ * (HZRAM_HAVE_IO_URING_CMD_H). The command's payload is read from the SQE
+ * with io_uring_sqe_cmd(sqe) from 6.6 (HZRAM_HAVE_URING_SQE_CMD), with
+ * io_uring_sqe_cmd(sqe, type) since 7.0 (HZRAM_HAVE_URING_SQE_CMD_TYPED),
+ * and was at cmd->cmd before 6.6. hzram_uring_cmd_payload(cmd, type)
+ * returns the start of sqe->cmd as a const type *, valid while ->uring_cmd
+ * runs.
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#ifdef HZRAM_HAVE_IO_URING_CMD_H
 #include <linux/io_uring/cmd.h>
 #else
 #include <linux/io_uring.h>
 #endif
 
-#ifdef HZRAM_HAVE_URING_SQE_CMD_TYPED	/* 7.0 */
+#if defined(HZRAM_HAVE_URING_SQE_CMD_TYPED)
 #define hzram_uring_cmd_payload(cmd, type)	io_uring_sqe_cmd((cmd)->sqe, type)
-#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+#elif defined(HZRAM_HAVE_URING_SQE_CMD)
 #define hzram_uring_cmd_payload(cmd, type) \
 	((const type *)io_uring_sqe_cmd((cmd)->sqe))
 #else
@@ -225,17 +247,17 @@ static inline unsigned long hzram_zs_malloc(struct zs_pool *pool, size_t len,
 #endif
 
 /*
- * Completing a command: io_uring_cmd_done() lost its second result (res2,
- * for 32-byte CQEs, which hzram does not use) when io_uring_cmd_done32()
- * came, in 6.18.
+ * Completing a command: io_uring_cmd_done() took a second result (res2,
+ * for 32-byte CQEs, which hzram does not use) until io_uring_cmd_done32()
+ * took it over, in 6.18 (HZRAM_HAVE_URING_CMD_DONE_RES2).
  */
 static inline void hzram_uring_cmd_done(struct io_uring_cmd *cmd, int ret,
 					unsigned int issue_flags)
 {
-#ifdef HZRAM_HAVE_URING_CMD_DONE32
-	io_uring_cmd_done(cmd, ret, issue_flags);
-#else
+#ifdef HZRAM_HAVE_URING_CMD_DONE_RES2
 	io_uring_cmd_done(cmd, ret, 0, issue_flags);
+#else
+	io_uring_cmd_done(cmd, ret, issue_flags);
 #endif
 }
 
@@ -243,7 +265,8 @@ static inline void hzram_uring_cmd_done(struct io_uring_cmd *cmd, int ret,
  * Completing a command in its task: HZRAM_DEFINE_URING_TW(name, fn)
  * defines the callback @name for io_uring_cmd_complete_in_task(), which
  * calls void fn(struct io_uring_cmd *, unsigned int issue_flags). The
- * callback takes the io_uring request itself since 6.19.
+ * callback takes the io_uring request itself and a token since 6.19
+ * (HZRAM_HAVE_URING_CMD_FROM_TW), the command and the issue flags before.
  */
 #ifdef HZRAM_HAVE_URING_CMD_FROM_TW
 #define HZRAM_DEFINE_URING_TW(name, fn)					\
@@ -261,12 +284,13 @@ static inline void hzram_uring_cmd_done(struct io_uring_cmd *cmd, int ret,
 #endif
 
 /*
- * io_uring command cancelation, since 6.7: a command marked cancelable is
- * handed back to ->uring_cmd with IO_URING_F_CANCEL when its ring goes
- * away (its task exiting among others), for the driver to complete it.
- * Before 6.7 the ring waits for the driver to complete it.
+ * io_uring command cancelation, since 6.7 (HZRAM_HAVE_URING_CMD_CANCEL): a
+ * command marked cancelable is handed back to ->uring_cmd with
+ * IO_URING_F_CANCEL when its ring goes away (its task exiting among
+ * others), for the driver to complete it. Without it the ring waits for
+ * the driver to complete it.
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#ifdef HZRAM_HAVE_URING_CMD_CANCEL
 #define HZRAM_URING_CANCEL	IO_URING_F_CANCEL
 static inline void hzram_uring_cmd_cancelable(struct io_uring_cmd *cmd,
 					      unsigned int issue_flags)
@@ -282,24 +306,31 @@ static inline void hzram_uring_cmd_cancelable(struct io_uring_cmd *cmd,
 #endif
 
 /*
- * A generic netlink multicast group that only CAP_SYS_ADMIN may join:
- * genl_multicast_group.flags, since 6.7 and in 6.1.y.
+ * vm_flags became read-only outside the vm_flags_*() helpers in 6.3
+ * (HZRAM_HAVE_VM_FLAGS_CLEAR).
  */
-#include <net/genetlink.h>
-#ifdef GENL_MCAST_CAP_SYS_ADMIN
-#define HZRAM_GENL_MCGRP_ADMIN	.flags = GENL_MCAST_CAP_SYS_ADMIN
-#else
-#define HZRAM_GENL_MCGRP_ADMIN
-#endif
-
-/* vm_flags became read-only outside the vm_flags_*() helpers in 6.3. */
 static inline void hzram_vma_deny_write(struct vm_area_struct *vma)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#ifdef HZRAM_HAVE_VM_FLAGS_CLEAR
 	vm_flags_clear(vma, VM_MAYWRITE);
 #else
 	vma->vm_flags &= ~VM_MAYWRITE;
 #endif
 }
+
+/*
+ * A generic netlink multicast group that only CAP_SYS_ADMIN may join:
+ * HZRAM_GENL_MCGRP_ADMIN, last in a struct genl_multicast_group's
+ * initializer, sets GENL_MCAST_CAP_SYS_ADMIN in its flags where the
+ * kernel has it (6.7, and the stable kernels from 6.1.y on:
+ * HZRAM_HAVE_GENL_MCAST_CAP); joining then needs CAP_SYS_ADMIN in the user
+ * namespace of the socket's network namespace. Elsewhere it is empty,
+ * and any process may join.
+ */
+#ifdef HZRAM_HAVE_GENL_MCAST_CAP
+#define HZRAM_GENL_MCGRP_ADMIN	.flags = GENL_MCAST_CAP_SYS_ADMIN
+#else
+#define HZRAM_GENL_MCGRP_ADMIN
+#endif
 
 #endif /* _HZRAM_COMPAT_H */
