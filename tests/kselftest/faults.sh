@@ -189,11 +189,14 @@ test_writes_that_wait_for_memory_all_go_in() {
 test_waited_object_freed_when_the_write_fails() {
 	setup 64M
 	dd if=/dev/urandom of=/tmp/r bs=1M count=2 status=none
+	# Pages that compress (a page that does not is stored raw after the
+	# wait, from the page itself, without compressing it again).
+	seq 1 300000 | head -c 1M >/tmp/t
 	aim failslab 100 Y
 	aim fail_page_alloc 100 Y
 	# The first compression of the page succeeds, the one after the wait fails.
 	codec fail_compress 100 2
-	dd if=/tmp/r of=/dev/$DEV bs=4k count=256 oflag=direct status=none 2>/dev/null &&
+	dd if=/tmp/t of=/dev/$DEV bs=4k count=256 oflag=direct status=none 2>/dev/null &&
 		fail "writes succeeded with a failing compressor"
 	codec fail_compress 0 1
 	echo "compressor failing: io_stat $(cat /sys/block/$DEV/io_stat); mm_stat $(cat /sys/block/$DEV/mm_stat)"
@@ -215,7 +218,7 @@ test_waited_object_freed_when_the_write_fails() {
 	[ "$n" -gt 0 ] || fail "nothing went in below the limit"
 	cmp -n $((n * 4096)) /tmp/r /dev/$DEV || fail "the pages stored before the limit differ"
 	expect_empty_after_discard
-	rm -f /tmp/r
+	rm -f /tmp/r /tmp/t
 	teardown
 }
 
