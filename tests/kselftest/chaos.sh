@@ -6,7 +6,7 @@
 # (A, psync, libaio and io_uring), and large direct reads that hzramd
 # decodes check the page corpus on the second (B). Meanwhile, ROUNDS
 # rounds (150; HZRAM_CHAOS_ROUNDS) of one event each, after a random
-# pause of up to 100 ms (in twentieths, by chance):
+# pause of up to 100 ms (of each twenty rounds, in a random order):
 #   - (3) hzramd killed with SIGKILL, or (1) stopped with SIGTERM (exit
 #     status 0), and started again;
 #   - (7) offload off, on or auto on either device;
@@ -16,7 +16,7 @@
 #     and hot-removed while that hzramd is killed at the same moment.
 # The events that start a process are the fewer: under emulation each
 # costs about a second, several under lockdep and KASAN, where one kill
-# and one hot_add/hot_remove in twenty become offload events instead.
+# and one hot_add/hot_remove in twenty become parameter changes instead.
 # Pass: every fio run verifies and every read is the corpus, while it
 # lasts; afterwards both devices read back whole, as fio and the corpus
 # wrote them, through hzramd and through the kernel alone; nothing stays
@@ -56,16 +56,25 @@ field() {
 	echo "${f[$2 - 1]}"
 }
 
+# Waits without a process each time (under lockdep and KASAN a fork and
+# exec costs tens of ms): a read that times out on a FIFO nobody writes.
+pause_ms() {
+	local t
+	printf -v t '%d.%03d' $(($1 / 1000)) $(($1 % 1000))
+	read -rt "$t" -u $PAUSE_FD || true
+}
+
 # until_attached 0|1 DEV...: wait (up to 10 s) until each DEV says so.
 until_attached() {
-	local want=$1 d i
+	local want=$1 d i f
 	shift
 	for d in "$@"; do
 		for ((i = 0; i < 1000; i++)); do
-			[ "$(field $d 1)" = "$want" ] && break
-			sleep 0.01
+			read -ra f <"/sys/block/$d/offload_stat"
+			[ "${f[0]}" = "$want" ] && break
+			pause_ms 10
 		done
-		[ "$(field $d 1)" = "$want" ] || fail "$d: attached is not $want after 10 s"
+		[ "${f[0]}" = "$want" ] || fail "$d: attached is not $want after 10 s"
 	done
 }
 
@@ -134,6 +143,32 @@ param_event() {
 	esac
 }
 
+# The rounds' events, in a random order: of each twenty rounds, three
+# SIGKILLs, one SIGTERM, two hot_add/hot_remove, seven offload modes and
+# seven parameter changes; under lockdep and KASAN, where a start of
+# hzramd costs seconds, two SIGKILLs and one hot_add/hot_remove, and nine
+# parameter changes. Fixed counts keep
+# the test's time the same from run to run; the order and the moments are
+# random.
+make_deck() {
+	local i j t kills=3 plugs=2
+	[ "$SLOW" = 1 ] && kills=2 plugs=1
+	deck=()
+	for ((i = 0; i < ROUNDS; i++)); do
+		j=$((i % 20))
+		if [ $j -lt $kills ]; then deck+=(kill)
+		elif [ $j -lt $((kills + 1)) ]; then deck+=(term)
+		elif [ $j -lt $((kills + 1 + plugs)) ]; then deck+=(plug)
+		elif [ $j -lt $((kills + 1 + plugs + 7)) ]; then deck+=(mode)
+		else deck+=(param)
+		fi
+	done
+	for ((i = ROUNDS - 1; i > 0; i--)); do
+		j=$((RANDOM % (i + 1)))
+		t=${deck[i]} deck[i]=${deck[j]} deck[j]=$t
+	done
+}
+
 cleanup() {
 	touch $STOP
 	[ -z "$HELPER2" ] || kill -KILL "$HELPER2" 2>/dev/null
@@ -143,10 +178,12 @@ cleanup() {
 
 test_chaos() {
 	local r kills=0 terms=0 modes=0 params=0 plugs=0 rc=0 want got d
-	local writer reader modes_list=(off on auto)
+	local writer reader modes_list=(off on auto) deck
 	[ -f "$HZRAM_CORPUS" ] || skip "no page corpus"
 	: >$LOG
-	rm -f $STOP $WRITES $READS
+	rm -f $STOP $WRITES $READS /tmp/chaos-pause
+	mkfifo /tmp/chaos-pause
+	exec {PAUSE_FD}<>/tmp/chaos-pause
 	trap cleanup EXIT
 	A=$(mkdev 128M)
 	B=$(mkdev 64M)
@@ -173,17 +210,12 @@ test_chaos() {
 	) &
 	reader=$!
 
+	make_deck
 	for ((r = 0; r < ROUNDS; r++)); do
-		sleep "0.$(printf '%03d' $((RANDOM % 100)))"
+		pause_ms $((RANDOM % 100))
 		kill -0 $writer 2>/dev/null && kill -0 $reader 2>/dev/null || break
-		ev=$((RANDOM % 20))
-		# Under lockdep and KASAN a start of hzramd costs seconds:
-		# there one kill in twenty goes to the offload events instead,
-		# and one hot_add/hot_remove to the parameters.
-		[ "$SLOW" = 1 ] && [ $ev = 2 ] && ev=4
-		[ "$SLOW" = 1 ] && [ $ev = 19 ] && ev=11
-		case $ev in
-		0 | 1 | 2)
+		case ${deck[r]} in
+		kill)
 			kill -KILL $HZRAMD_PID
 			wait $HZRAMD_PID 2>/dev/null || true
 			kills=$((kills + 1))
@@ -192,7 +224,7 @@ test_chaos() {
 			until_attached 0 $A $B
 			start_both
 			;;
-		3)
+		term)
 			kill -TERM $HZRAMD_PID
 			wait $HZRAMD_PID && rc=0 || rc=$?
 			expect_eq $rc 0 "hzramd's exit status after SIGTERM ($(tail -n 3 $LOG))"
@@ -200,19 +232,19 @@ test_chaos() {
 			until_attached 0 $A $B
 			start_both
 			;;
-		4 | 5 | 6 | 7 | 8 | 9 | 10)
+		mode)
 			d=$A
 			[ $((RANDOM % 2)) = 0 ] || d=$B
 			echo "${modes_list[RANDOM % 3]}" >/sys/block/$d/offload
 			modes=$((modes + 1))
 			;;
-		11 | 12 | 13 | 14 | 15 | 16 | 17)
+		param)
 			d=$A
 			[ $((RANDOM % 2)) = 0 ] || d=$B
 			param_event $d
 			params=$((params + 1))
 			;;
-		*)
+		plug)
 			hotplug_event
 			plugs=$((plugs + 1))
 			;;
