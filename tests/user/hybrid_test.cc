@@ -546,6 +546,57 @@ TEST(HybridWatchdogTest, AHungDeviceIsDroppedForTheCpu) {
   }
 }
 
+// A deadline of the caller's in place of the watchdog from the
+// submission (hzramd's: the batch's fetch plus the device's watchdog):
+// the time before the call counts. A call that starts after its latest
+// start gives the device nothing and keeps it; one that starts in time
+// has until the deadline, not the watchdog's time after its submission,
+// and the progress hook is called while the device is polled.
+TEST(HybridWatchdogTest, ADeadlineCountsFromBeforeTheCall) {
+  using Clock = std::chrono::steady_clock;
+  using std::chrono::milliseconds;
+  auto cpu = Cpu();
+  SlowBackend dev(2, 512);
+  HybridCodec h(cpu.get(), &dev, HybridCodec::Split::kBackendFirst);
+  h.set_watchdog(30);
+  const auto pages = MixedPages(300, 11);
+  auto now = Clock::now();
+  h.set_deadline(now + std::chrono::seconds(1), now - milliseconds(1));
+  RoundTripPages(h, pages);  // a compression and a decompression
+  EXPECT_EQ(0, dev.submitted);
+  EXPECT_EQ(2u, h.late_starts());
+  EXPECT_EQ(0u, h.timeouts());
+  EXPECT_EQ(0u, h.refusals());
+  EXPECT_TRUE(h.backend_enabled());
+  // set_watchdog() goes back to the watchdog from the submission.
+  h.set_watchdog(30);
+  RoundTripPages(h, pages);
+  EXPECT_GT(dev.submitted, 0);
+  EXPECT_EQ(2u, h.late_starts());
+
+  dev.hang_all = true;
+  int polls = 0;
+  h.set_progress([](void* n) { ++*static_cast<int*>(n); }, &polls);
+  now = Clock::now();
+  h.set_deadline(now + milliseconds(600), now + milliseconds(500));
+  std::vector<hzram_page_record> rec(300);
+  std::vector<std::uint8_t> arena(Codec::ArenaBytes(300)), out(pages.size());
+  ASSERT_EQ(0, h.Compress(PageList(pages.data(), 300), rec, arena));
+  const auto took = Clock::now() - now;
+  EXPECT_EQ(1, dev.abandoned);
+  EXPECT_GE(took, milliseconds(600));
+  EXPECT_GT(dev.abandon_after_s, 0.09);
+  EXPECT_LT(dev.abandon_after_s, 10.0) << "the watchdog's 30 s, not the deadline";
+  EXPECT_GT(polls, 0);
+  EXPECT_EQ(1u, h.timeouts());
+  EXPECT_FALSE(h.backend_enabled());
+  EXPECT_NE(std::string::npos, h.backend_why().find("did not finish by its deadline, 0."))
+      << h.backend_why();
+  std::vector<int> status(300);
+  ASSERT_EQ(0, h.Decompress(rec, arena, MutablePageList(out.data(), 300), status));
+  EXPECT_TRUE(out == pages);
+}
+
 // A device that fails cleanly (Wait() returns -EIO) is dropped as well:
 // the batch is redone on the CPU, every later one goes to the CPU.
 TEST(HybridWatchdogTest, AFailedDeviceIsDroppedForTheCpu) {
