@@ -36,7 +36,7 @@ constexpr int kStatusIntervalMs = 10000;
 
 // The batch handed over by a FETCH: encode it, queue its COMMIT.
 int HandleBatch(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, std::uint32_t batch,
-                std::uint64_t* commits, std::span<int> status) {
+                std::uint64_t* commits, std::span<int> status, const BatchTime& time) {
   const Regions& r = io.regions();
   const unsigned dev = io.device();
   if (batch >= r.info.nr_batches) {
@@ -44,7 +44,7 @@ int HandleBatch(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, std::uint32
     return 0;
   }
   hzram_batch_desc d;
-  const BatchResult res = EncodeBatch(encoder, r, batch, &d, status);
+  const BatchResult res = EncodeBatch(encoder, r, batch, &d, status, time);
   switch (res.outcome) {
     case BatchResult::kBadDescriptor:
       HZ_WARN(
@@ -92,12 +92,6 @@ int HandleBatch(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, std::uint32
 
 }  // namespace
 
-std::int64_t MonotonicNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 int Serve(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, const ServeOptions& o) {
   const unsigned dev = io.device();
   auto failed = [dev](const char* what, int err) {
@@ -120,9 +114,15 @@ int Serve(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, const ServeOption
     // Stopping: take whatever is already there, then wait for the
     // commits' answers, for a while.
     const int n = io.Wait(c, stopping ? (commits ? o.drain_timeout_ms : 0) : o.idle_wait_ms);
-    if (n == -EINTR) continue;
+    if (n == -EINTR) {
+      beat();  // woken, not stuck
+      continue;
+    }
     if (n < 0) return failed("waiting for completions", n);
     beat();
+    // The batches handed over now: their time counts from here.
+    const BatchTime time =
+        TimeOfBatch(io.regions().offload_timeout_ms, Clock::now(), &st->alive_ns);
     if (n == 0) {
       if (!stopping) continue;
       if (commits)
@@ -157,7 +157,7 @@ int Serve(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, const ServeOption
           }
           if (x.res < 0 && x.res != -EINTR && x.res != -EAGAIN) return failed("FETCH", x.res);
           if (x.res >= 0 && (ret = HandleBatch(io, encoder, st, static_cast<std::uint32_t>(x.res),
-                                               &commits, status)))
+                                               &commits, status, time)))
             return failed("queuing COMMIT", ret);
           beat();
           if (!stopping && (ret = io.QueueFetch())) return failed("queuing FETCH", ret);
@@ -326,9 +326,12 @@ int RunDaemon(const Options& o, const Attacher& attach, const EncoderMaker& make
 
   // systemd's watchdog (WatchdogSec= of the unit): WATCHDOG=1 every
   // quarter of its time while every device's loop has beaten within half
-  // of it. A loop beats after each batch and each wait, and waits at most
-  // an eighth of the time while idle; one that hangs stops the pings, and
-  // systemd restarts the daemon.
+  // of it. A loop beats after each batch and each wait, every 50 ms while
+  // a batch waits for its turn at the encoder or for the backend (a wait
+  // the watchdog or the batch's latest start ends), and waits at most an
+  // eighth of the time while idle; one that hangs (in a batch's CPU work,
+  // in a call that never returns) stops the pings, and systemd restarts
+  // the daemon.
   std::uint64_t watchdog_us = 0;
   const bool watchdog = sd_watchdog_enabled(0, &watchdog_us) > 0 && watchdog_us > 0;
   const std::int64_t watchdog_ns = static_cast<std::int64_t>(watchdog_us) * 1000;

@@ -62,14 +62,13 @@ struct ServeStats {
   std::atomic<std::uint64_t> not_encoded{0};    // committed as kind 0
   std::atomic<std::uint64_t> stale{0};          // commits answered -ESTALE
   std::atomic<std::uint64_t> commit_errors{0};  // commits answered otherwise
-  // The loop's heartbeat: when it last made progress or woke from an idle
-  // wait (steady clock, ns; MonotonicNs()). The daemon tells systemd's
-  // watchdog it is alive only while every loop's heartbeat is recent.
+  // The loop's heartbeat: when it last made progress, woke from an idle
+  // wait, or, while a batch waited for its turn at the encoder or for the
+  // backend's watchdog, checked on it (steady clock, ns; MonotonicNs()).
+  // The daemon tells systemd's watchdog it is alive only while every
+  // loop's heartbeat is recent.
   std::atomic<std::int64_t> alive_ns{0};
 };
-
-// The steady clock, in ns, for ServeStats::alive_ns.
-std::int64_t MonotonicNs();
 
 // How long the loop waits for its commits to be answered when it stops.
 inline constexpr int kDrainTimeoutMs = 2000;
@@ -84,14 +83,18 @@ struct ServeOptions {
 
 // Serve @io's batches with @encoder: keep one FETCH queued per batch;
 // encode each batch handed over into its slot and COMMIT it; queue a new
-// FETCH for each one that completes. On a kStop completion, stop queuing
+// FETCH for each one that completes. Each batch's time (BatchTime) counts
+// from when the loop was handed it, with the device's offload_timeout_ms
+// (Regions). On a kStop completion, stop queuing
 // FETCHes, encode and commit every batch in hand or handed over meanwhile,
 // and return once the commits are answered (or after drain_timeout_ms
 // without an answer). A FETCH that ends with -ECANCELED or -ENODEV (the
 // device detached or went away) ends the loop at once. Returns 0 then, or
 // the negative errno of a queue that failed (a FETCH failing with
 // anything but -EINTR and -EAGAIN, Submit or Wait failing). Beats
-// stats->alive_ns after every wait and every batch. Allocates nothing.
+// stats->alive_ns after every wait (an interrupted one too) and every
+// batch, and lets the encoder beat it while a batch waits (BatchTime).
+// Allocates nothing.
 int Serve(DeviceIo& io, BatchEncoder& encoder, ServeStats* stats,
           const ServeOptions& options = ServeOptions());
 
