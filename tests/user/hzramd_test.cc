@@ -638,6 +638,9 @@ class FakeIo final : public DeviceIo {
   // time the last of them returned (MonotonicNs()).
   std::vector<std::size_t> interrupted;
   std::int64_t interrupted_ns = 0;
+  // What offload_timeout_ms() says from each Wait() on, counted from 1
+  // (the last one after; the regions' before the first).
+  std::vector<std::uint32_t> timeout_ms;
   // If set, the heartbeat it had at each Wait().
   const std::atomic<std::int64_t>* heartbeat = nullptr;
   std::vector<std::int64_t> beats;
@@ -672,10 +675,13 @@ class FakeIo final : public DeviceIo {
     log.push_back("S");
     return 0;
   }
+  std::uint32_t offload_timeout_ms() const override { return timeout_ms_; }
   int Wait(std::span<Completion> out, int timeout_ms) override {
     timeouts.push_back(timeout_ms);
     const std::size_t w = timeouts.size();
     if (heartbeat) beats.push_back(heartbeat->load());
+    if (!this->timeout_ms.empty())
+      timeout_ms_ = this->timeout_ms[std::min(w, this->timeout_ms.size()) - 1];
     if (std::find(interrupted.begin(), interrupted.end(), w) != interrupted.end()) {
       interrupted_ns = MonotonicNs();
       return -EINTR;
@@ -701,6 +707,7 @@ class FakeIo final : public DeviceIo {
  private:
   TestRegions t_;
   std::vector<Completion> answers_;
+  std::uint32_t timeout_ms_ = t_.r.offload_timeout_ms;
 };
 
 class ServeTest : public ::testing::Test {
@@ -857,6 +864,59 @@ TEST_F(ServeTest, EncoderFailureCommitsThePagesAsNotEncoded) {
   EXPECT_TRUE(Logged(LogLevel::kDebug, "batch 1: not encoded")) << LogText();
 }
 
+// An encoder that notes the time of each batch it is given, then encodes
+// it on the CPU.
+class TimedEncoder final : public BatchEncoder {
+ public:
+  TimedEncoder() : inner_(CpuEncoder(1)) {}
+  int Encode(const hzram::PageList& pages, std::span<hzram_page_record> records,
+             std::span<std::uint8_t> data, const BatchTime& time) override {
+    times.push_back(time);
+    seen.push_back(Clock::now());
+    return inner_->Encode(pages, records, data, time);
+  }
+  int Decode(std::span<const hzram_page_record> records, std::span<const std::uint8_t> data,
+             const hzram::MutablePageList& pages, std::span<int> status,
+             const BatchTime& time) override {
+    times.push_back(time);
+    seen.push_back(Clock::now());
+    return inner_->Decode(records, data, pages, status, time);
+  }
+  std::string Describe() const override { return "timed"; }
+  std::vector<BatchTime> times;
+  std::vector<Clock::time_point> seen;
+
+ private:
+  std::unique_ptr<BatchEncoder> inner_;
+};
+
+// Each batch's time counts from the wait that handed it over (not from
+// when the loop came to it), with the device's offload_timeout_ms of
+// that moment: the module lets it change while the device is attached.
+TEST_F(ServeTest, EachBatchGetsTheTimeOfItsFetchAndTheTimeoutOfThen) {
+  TimedEncoder timed;
+  FakeIo io(4, 8);
+  io.timeout_ms = {8000, 8000, 1000};
+  io.heartbeat = &stats_.alive_ns;
+  io.script = {{FakeIo::Fetch(0, 8), FakeIo::Fetch(1, 8)},
+               {FakeIo::Fetch(2, 8)},
+               {FakeIo::Fetch(3, 8)},
+               {FakeIo::FetchError(-ECANCELED)}};
+  EXPECT_EQ(0, hzramd::Serve(io, timed, &stats_)) << LogText();
+  EXPECT_EQ(0, io.bad_commits);
+  ASSERT_EQ(4u, timed.times.size());
+  EXPECT_DOUBLE_EQ(2.0, timed.times[0].watchdog_s);
+  EXPECT_DOUBLE_EQ(2.0, timed.times[1].watchdog_s);
+  EXPECT_DOUBLE_EQ(2.0, timed.times[2].watchdog_s);
+  EXPECT_DOUBLE_EQ(0.25, timed.times[3].watchdog_s);
+  // Batches 0 and 1 came in one wait: batch 1's time counts from there,
+  // before batch 0 was encoded.
+  EXPECT_EQ(timed.times[0].fetched, timed.times[1].fetched);
+  EXPECT_GT(timed.seen[1], timed.seen[0]);
+  EXPECT_LT(timed.times[1].fetched, timed.seen[0]);
+  for (const BatchTime& t : timed.times) EXPECT_EQ(&stats_.alive_ns, t.heartbeat);
+}
+
 // A wait cut short by a signal is the loop waking, not stuck: it beats.
 TEST_F(ServeTest, AnInterruptedWaitBeats) {
   FakeIo io(2, 8);
@@ -989,9 +1049,10 @@ thread_local int t_device = -1;
 // the stop fd is readable. After @kill_after commits it sends SIGTERM to
 // its own process, as an administrator would; with @end_with, the FETCH
 // after the first commit ends with that errno instead. Its
-// offload_timeout_ms is @timeout_ms; a batch committed later than that
-// after it was handed over is late. On destruction it says on stderr how
-// many commits came, how many were wrong and how many late.
+// offload_timeout_ms is @timeout_ms, or read from a file (WatchTimeout());
+// a batch committed later than the value of the moment after it was
+// handed over is late. On destruction it says on stderr how many commits
+// came, how many were wrong and how many late.
 class EndlessIo final : public DeviceIo {
  public:
   EndlessIo(unsigned device, int stop_fd, int kill_after, int end_with = 0,
@@ -1000,7 +1061,8 @@ class EndlessIo final : public DeviceIo {
         stop_fd_(stop_fd),
         kill_after_(kill_after),
         end_with_(end_with),
-        t_(4, batch_pages, 4 * batch_pages) {
+        t_(4, batch_pages, 4 * batch_pages),
+        timeout_(timeout_ms) {
     t_.r.offload_timeout_ms = timeout_ms;
     for (std::uint32_t b = 0; b < 4; b++) {
       t_.SetBatch(b, 0, MixedPages(batch_pages, b + 1), b * batch_pages, b);
@@ -1012,6 +1074,22 @@ class EndlessIo final : public DeviceIo {
                  late_);
   }
 
+  // Its offload_timeout_ms read from the file at @path (RefreshTimeout(),
+  // as KernelIo reads the attribute); after @after commits, @text written
+  // there, as an administrator would change the attribute.
+  void WatchTimeout(const std::string& path, int after, const std::string& text) {
+    EXPECT_EQ(0, timeout_.Open(path));
+    rewrite_after_ = after;
+    rewrite_path_ = path;
+    rewrite_with_ = text;
+  }
+  std::uint32_t offload_timeout_ms() const override { return timeout_.ms(); }
+  bool RefreshTimeout() override {
+    bool changed = false;
+    timeout_.Refresh(&changed);
+    return changed;
+  }
+
   unsigned device() const override { return device_; }
   const Regions& regions() const override { return t_.r; }
   int QueueFetch() override {
@@ -1021,10 +1099,11 @@ class EndlessIo final : public DeviceIo {
   int QueueCommit(std::uint32_t b, std::uint64_t seq) override {
     wrong_ += seq != t_.desc(b).seq || CheckSlot(t_.r, t_.desc(b)) != 0;
     late_ += std::chrono::steady_clock::now() - handed_[b] >
-             std::chrono::milliseconds(t_.r.offload_timeout_ms);
+             std::chrono::milliseconds(timeout_.ms());
     answers_.push_back({Completion::kCommit, b, 0});
     free_.push_back(b);
     if (++commits_ == kill_after_) kill(getpid(), SIGTERM);
+    if (commits_ == rewrite_after_) std::ofstream(rewrite_path_, std::ios::trunc) << rewrite_with_;
     return 0;
   }
   int Submit() override { return 0; }
@@ -1067,6 +1146,9 @@ class EndlessIo final : public DeviceIo {
   int commits_ = 0, wrong_ = 0, late_ = 0;
   bool stopped_ = false;
   std::chrono::steady_clock::time_point handed_[4];
+  OffloadTimeout timeout_;
+  int rewrite_after_ = -1;
+  std::string rewrite_path_, rewrite_with_;
 };
 
 Options DaemonOptions(std::vector<unsigned> devices) {
@@ -1414,7 +1496,7 @@ TEST(TimeoutTest, ReadAtAttachFromSysfs) {
   const std::string path = ::testing::TempDir() + "hzramd-timeout-" + std::to_string(getpid());
   auto read = [&](const char* text, std::uint32_t* ms) {
     std::ofstream(path, std::ios::trunc) << text;
-    return KernelIo::ReadTimeoutMs(path.c_str(), ms);
+    return OffloadTimeout::Read(path.c_str(), ms);
   };
   std::uint32_t ms = 0;
   EXPECT_EQ(0, read("1000\n", &ms));
@@ -1430,7 +1512,65 @@ TEST(TimeoutTest, ReadAtAttachFromSysfs) {
     EXPECT_EQ(7u, ms) << bad;
   }
   unlink(path.c_str());
-  EXPECT_EQ(-ENOENT, KernelIo::ReadTimeoutMs(path.c_str(), &ms));
+  EXPECT_EQ(-ENOENT, OffloadTimeout::Read(path.c_str(), &ms));
+}
+
+// The module lets offload_timeout_ms change while a device is attached:
+// the reader takes the attribute's new value at each Refresh(), keeps
+// the last good one when it cannot be read, and KernelIo's
+// offload_timeout_ms() follows its RefreshTimeout().
+TEST(TimeoutTest, ReadAgainWhileAttached) {
+  const std::string path = ::testing::TempDir() + "hzramd-timeout-" + std::to_string(getpid());
+  auto write = [&](const char* text) { std::ofstream(path, std::ios::trunc) << text; };
+  write("8000\n");
+  OffloadTimeout t;
+  EXPECT_EQ(kDefaultOffloadTimeoutMs, t.ms());
+  EXPECT_EQ(0, t.Open(path));
+  EXPECT_EQ(8000u, t.ms());
+  bool changed = true;
+  EXPECT_EQ(0, t.Refresh(&changed));
+  EXPECT_FALSE(changed);
+  write("1000\n");
+  EXPECT_EQ(0, t.Refresh(&changed));
+  EXPECT_TRUE(changed);
+  EXPECT_EQ(1000u, t.ms());
+  write("soon\n");
+  EXPECT_EQ(-EINVAL, t.Refresh(&changed));
+  EXPECT_FALSE(changed);
+  EXPECT_EQ(1000u, t.ms());
+
+  write("4000");
+  const int fd = memfd_create("hzramd-test", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  TestRegions r(2, 4, 8);
+  int err = 0;
+  auto io = KernelIo::ForFile(fd, r.r, 3, -1, &err, path);
+  if (!io && (err == -ENOSYS || err == -EPERM)) {
+    close(fd);
+    unlink(path.c_str());
+    GTEST_SKIP() << "no io_uring here: " << std::strerror(-err);
+  }
+  ASSERT_TRUE(io) << std::strerror(-err);
+  EXPECT_EQ(4000u, io->offload_timeout_ms());
+  EXPECT_EQ(4000u, io->regions().offload_timeout_ms);  // at attach
+  EXPECT_FALSE(io->RefreshTimeout());
+  write("250\n");
+  EXPECT_TRUE(io->RefreshTimeout());
+  EXPECT_EQ(250u, io->offload_timeout_ms());
+  unlink(path.c_str());
+  EXPECT_FALSE(io->RefreshTimeout());
+  EXPECT_EQ(250u, io->offload_timeout_ms());
+  io.reset();
+  close(fd);
+  // Without a file: the regions' value, for good.
+  r.r.offload_timeout_ms = 3000;
+  const int fd2 = memfd_create("hzramd-test", MFD_CLOEXEC);
+  io = KernelIo::ForFile(fd2, r.r, 3, -1, &err);
+  ASSERT_TRUE(io);
+  EXPECT_EQ(3000u, io->offload_timeout_ms());
+  EXPECT_FALSE(io->RefreshTimeout());
+  io.reset();
+  close(fd2);
 }
 
 TEST(TimeoutTest, TheWatchdogIsWellWithinTheModulesTime) {
@@ -1992,6 +2132,64 @@ TEST(DaemonDeathTest, AGpuHangStallsNoLoopForSystemdsWatchdog) {
   const auto pings = Pings(notify.Timed());
   ASSERT_GE(pings.size(), 3u) << notify.Messages();
   for (std::size_t i = 1; i < pings.size(); i++) EXPECT_LT(pings[i] - pings[i - 1], 2.0) << i;
+}
+
+// The module lets offload_timeout_ms change while the device is attached:
+// the daemon reads it again about once a second, says so, and the
+// device's next batches get the new watchdog. Here 8000 ms (the watchdog
+// 2 s) becomes 1000 (250 ms) after hzram0's 5th commit; the stand-in GPU
+// hangs on a batch fetched once the daemon has the new value, which is
+// given up by its deadline, less than 250 ms after its submission (not
+// 2 s); SIGTERM, sent from that hang, stops the daemon. (A fallback
+// SIGTERM after 10 s ends a daemon that never took the new value.)
+EndlessIo* g_timed_io = nullptr;
+int g_after_change = 0;
+bool HangOnceTheNewTimeoutIsIn() {
+  // The 5th submission since the new value was seen: hzram0 has 4
+  // batches, so the first four may have been fetched before, never the
+  // 5th.
+  return g_timed_io && g_timed_io->offload_timeout_ms() == 1000 && ++g_after_change == 5;
+}
+void TermNow() { kill(getpid(), SIGTERM); }
+
+TEST(DaemonDeathTest, FollowsOffloadTimeoutMsWhileAttached) {
+  static std::string path;
+  path = ::testing::TempDir() + "hzramd-timeout-daemon-" + std::to_string(getpid());
+  std::ofstream(path, std::ios::trunc) << "8000\n";
+  const Attacher attach = [](unsigned device, int stop_fd,
+                             AttachFailure*) -> std::unique_ptr<DeviceIo> {
+    auto io = std::make_unique<EndlessIo>(device, stop_fd, -1, 0, 8000, 16);
+    io->WatchTimeout(path, 5, "1000\n");
+    g_timed_io = io.get();
+    return io;
+  };
+  const EncoderMaker gpu = [](const Options&, std::string* e) -> std::unique_ptr<BatchEncoder> {
+    auto dev = std::make_unique<hzram::test::SlowBackend>(3, 1024);
+    dev->hang_if = HangOnceTheNewTimeoutIsIn;
+    dev->on_first_hung_poll = TermNow;
+    return MakeEncoderOn(Backend::kGpu, MakeCodec(2, e), std::move(dev), "stand-in", e);
+  };
+  EXPECT_EXIT(
+      {
+        // The fallback's thread with SIGTERM blocked, as the daemon's own
+        // (else the signal could be delivered to it, and kill the process).
+        sigset_t term;
+        sigemptyset(&term);
+        sigaddset(&term, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &term, nullptr);
+        std::thread([] {
+          std::this_thread::sleep_for(std::chrono::seconds(10));
+          kill(getpid(), SIGTERM);
+        }).detach();
+        std::exit(RunDaemon(DaemonOptions({0}), attach, gpu));
+      },
+      ::testing::ExitedWithCode(0),
+      "hzram0: attached: .*offload_timeout_ms 8000, the backend's watchdog 2000 ms.*hzram0: "
+      "offload_timeout_ms is now 1000, the backend's watchdog 250 ms.*Terminated: stopping.*"
+      "stand-in dropped, the CPU encodes and decodes from now on: a batch of 16 pages did not "
+      "finish by its deadline, 0\\.[0-2][0-9]* s after its submission.*fake hzram0: [0-9]+ "
+      "commits, 0 wrong, 0 late");
+  unlink(path.c_str());
 }
 
 }  // namespace

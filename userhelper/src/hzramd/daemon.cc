@@ -34,6 +34,10 @@ constexpr std::size_t kCompletions = 64;
 // How often the daemon's STATUS= line is updated, in milliseconds.
 constexpr int kStatusIntervalMs = 10000;
 
+// How often each device's offload_timeout_ms is read again, in
+// milliseconds (the main loop wakes at least this often).
+constexpr int kTimeoutRefreshMs = 1000;
+
 // The batch handed over by a FETCH: encode it, queue its COMMIT.
 int HandleBatch(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, std::uint32_t batch,
                 std::uint64_t* commits, std::span<int> status, const BatchTime& time) {
@@ -120,9 +124,9 @@ int Serve(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, const ServeOption
     }
     if (n < 0) return failed("waiting for completions", n);
     beat();
-    // The batches handed over now: their time counts from here.
-    const BatchTime time =
-        TimeOfBatch(io.regions().offload_timeout_ms, Clock::now(), &st->alive_ns);
+    // The batches handed over now: their time counts from here, with the
+    // device's offload_timeout_ms of now.
+    const BatchTime time = TimeOfBatch(io.offload_timeout_ms(), Clock::now(), &st->alive_ns);
     if (n == 0) {
       if (!stopping) continue;
       if (commits)
@@ -336,10 +340,10 @@ int RunDaemon(const Options& o, const Attacher& attach, const EncoderMaker& make
   const bool watchdog = sd_watchdog_enabled(0, &watchdog_us) > 0 && watchdog_us > 0;
   const std::int64_t watchdog_ns = static_cast<std::int64_t>(watchdog_us) * 1000;
   ServeOptions so;
-  int poll_ms = kStatusIntervalMs;
+  int poll_ms = kTimeoutRefreshMs;
   if (watchdog) {
     so.idle_wait_ms = static_cast<int>(std::clamp<std::uint64_t>(watchdog_us / 8000, 1, 1000));
-    poll_ms = static_cast<int>(std::clamp<std::uint64_t>(watchdog_us / 4000, 1, kStatusIntervalMs));
+    poll_ms = static_cast<int>(std::clamp<std::uint64_t>(watchdog_us / 4000, 1, kTimeoutRefreshMs));
     HZ_INFO("systemd's watchdog: %.3f s; WATCHDOG=1 while every device's loop is alive",
             watchdog_us / 1e6);
   }
@@ -369,7 +373,20 @@ int RunDaemon(const Options& o, const Attacher& attach, const EncoderMaker& make
     if (write(stop_fd, &one, sizeof(one)) < 0) HZ_ERR("eventfd: %s", std::strerror(errno));
   };
   std::size_t running = served.size();
-  std::int64_t last_status = MonotonicNs(), last_ping = 0;
+  std::int64_t last_status = MonotonicNs(), last_ping = 0, last_refresh = MonotonicNs();
+  // Each device's offload_timeout_ms again: the module lets it change,
+  // and the device's loop takes the new value for its next batches.
+  auto refresh = [&] {
+    for (const auto& d : served) {
+      if (d->done.load() || !d->io->RefreshTimeout()) continue;
+      const std::uint32_t ms = d->io->offload_timeout_ms();
+      if (encoder->has_backend())
+        HZ_INFO("hzram%u: offload_timeout_ms is now %u, the backend's watchdog %.0f ms",
+                d->io->device(), ms, WatchdogSeconds(ms) * 1e3);
+      else
+        HZ_INFO("hzram%u: offload_timeout_ms is now %u", d->io->device(), ms);
+    }
+  };
   // WATCHDOG=1 if every running loop beat recently; a late one is named.
   auto ping = [&](std::int64_t now) {
     bool alive = true;
@@ -402,6 +419,10 @@ int RunDaemon(const Options& o, const Attacher& attach, const EncoderMaker& make
     }
     const std::int64_t now = MonotonicNs();
     if (watchdog && now - last_ping >= watchdog_ns / 4) ping(now);
+    if (now - last_refresh >= std::int64_t{kTimeoutRefreshMs} * 1000000) {
+      refresh();
+      last_refresh = now;
+    }
     if (!stopping && now - last_status >= std::int64_t{kStatusIntervalMs} * 1000000) {
       sd_notifyf(0, "STATUS=%s", StatusLine(served).c_str());
       last_status = now;

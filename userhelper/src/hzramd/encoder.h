@@ -132,7 +132,8 @@ struct Regions {
   const std::uint8_t* ro = nullptr;  // info.ro_size bytes: descriptors, then staging
   std::uint8_t* rw = nullptr;        // info.rw_size bytes: output slots
   // The device's offload_timeout_ms at attach: a batch not committed by
-  // then is the module's again.
+  // then is the module's again. It may change while the device is
+  // attached: DeviceIo::offload_timeout_ms() is the current one.
   std::uint32_t offload_timeout_ms = kDefaultOffloadTimeoutMs;
 };
 
