@@ -38,6 +38,12 @@ constexpr int kStatusIntervalMs = 10000;
 // milliseconds (the main loop wakes at least this often).
 constexpr int kTimeoutRefreshMs = 1000;
 
+// The shortest WatchdogSec= hzramd is made for: a loop goes without a
+// beat for a batch's CPU work at most (twice after a GPU batch given up,
+// and behind other devices' at the CPU codec), and counts as stalled at
+// half of WatchdogSec=.
+constexpr std::uint64_t kMinWatchdogUs = 2000000;
+
 // The batch handed over by a FETCH: encode it, queue its COMMIT.
 int HandleBatch(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, std::uint32_t batch,
                 std::uint64_t* commits, std::span<int> status, const BatchTime& time) {
@@ -346,6 +352,10 @@ int RunDaemon(const Options& o, const Attacher& attach, const EncoderMaker& make
     poll_ms = static_cast<int>(std::clamp<std::uint64_t>(watchdog_us / 4000, 1, kTimeoutRefreshMs));
     HZ_INFO("systemd's watchdog: %.3f s; WATCHDOG=1 while every device's loop is alive",
             watchdog_us / 1e6);
+    if (watchdog_us < kMinWatchdogUs)
+      HZ_WARN("systemd's watchdog: %.3f s is less than the %.0f s hzramd needs: a device's loop "
+              "busy with a batch may be taken for stuck, and hzramd restarted",
+              watchdog_us / 1e6, kMinWatchdogUs / 1e6);
   }
   for (auto& d : served) {
     Served* s = d.get();
