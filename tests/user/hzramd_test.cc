@@ -2030,7 +2030,8 @@ TEST(DaemonDeathTest, AWedgedLoopStopsThePings) {
 // the device is dropped (said once), and SIGTERM, sent at the first poll
 // of the hung batch, stops the daemon within the watchdog's time (1 s)
 // and a margin for a loaded machine.
-int g_dropped = 0;
+// (The log sink is called from every thread.)
+std::atomic<int> g_dropped{0};
 void CountDrops(LogLevel level, const char* line) {
   g_dropped += std::strstr(line, "dropped, the CPU") != nullptr;
   std::fprintf(stderr, "hzramd: %d %s\n", static_cast<int>(level), line);
@@ -2059,7 +2060,8 @@ TEST(DaemonDeathTest, AHungGpuBlocksNeitherTheOtherDevicesNorSigterm) {
         const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                                           g_term_sent)
                                 .count();
-        std::fprintf(stderr, "dropped %d times; stopped %.3f s after SIGTERM\n", g_dropped, took);
+        std::fprintf(stderr, "dropped %d times; stopped %.3f s after SIGTERM\n", g_dropped.load(),
+                     took);
         std::exit(status ? status : took < 1.0 + 1.5 ? 0 : 3);
       },
       ::testing::ExitedWithCode(0),
@@ -2102,7 +2104,7 @@ TEST(DaemonDeathTest, OneDevicesHungBatchMakesNoOtherDeviceLate) {
 // loop quiet for 1 s counts as stalled. The loop that polls the hung
 // batch and the one waiting for its turn meanwhile both beat: no loop is
 // reported stalled and the pings go on.
-int g_stalls = 0;
+std::atomic<int> g_stalls{0};
 void CountStalls(LogLevel level, const char* line) {
   g_stalls += std::strstr(line, "made no progress") != nullptr;
   std::fprintf(stderr, "hzramd: %d %s\n", static_cast<int>(level), line);
@@ -2124,7 +2126,7 @@ TEST(DaemonDeathTest, AGpuHangStallsNoLoopForSystemdsWatchdog) {
       {
         SetLogSink(CountStalls);
         const int status = RunDaemon(DaemonOptions({0, 1}), attach, gpu);
-        std::fprintf(stderr, "%d stalls\n", g_stalls);
+        std::fprintf(stderr, "%d stalls\n", g_stalls.load());
         std::exit(status ? status : g_stalls ? 3 : 0);
       },
       ::testing::ExitedWithCode(0),
