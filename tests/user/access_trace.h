@@ -8,6 +8,10 @@
 //
 // Only the calling thread may touch the range while it is traced (another
 // thread's access would go unseen or be counted as this one's).
+//
+// A hook may change the range after each access, as another party
+// writing it at any time could (set_after_access()): a test then sees
+// what the code under test does with values that change under it.
 #ifndef HZRAM_TEST_ACCESS_TRACE_H
 #define HZRAM_TEST_ACCESS_TRACE_H
 
@@ -42,6 +46,15 @@ class AccessTrace {
 
   std::uint8_t* data() const { return base_; }
   std::size_t size() const { return bytes_; }
+
+  // Called, with the range open, after each access, with the offset of
+  // its first byte in the range: it may rewrite the range (in a signal
+  // handler: async-signal-safe code only, no allocation).
+  using AfterAccess = void (*)(std::uint8_t* base, std::size_t offset, void* arg);
+  void set_after_access(AfterAccess fn, void* arg) {
+    after_ = fn;
+    after_arg_ = arg;
+  }
 
   // From now on, record each access (the range is closed).
   bool Start() {
@@ -122,11 +135,13 @@ class AccessTrace {
       return;
     }
     if (t->count_ < kMaxAccesses) t->addr_[t->count_++] = a;
+    t->last_ = a - b;
     mprotect(t->base_, t->bytes_, PROT_READ | PROT_WRITE);
     static_cast<ucontext_t*>(ctx)->uc_mcontext.gregs[REG_EFL] |= kTrapFlag;
   }
   static void OnTrap(int, siginfo_t*, void* ctx) {
     AccessTrace* t = g_self;
+    if (t && t->after_) t->after_(t->base_, t->last_, t->after_arg_);
     if (t) mprotect(t->base_, t->bytes_, PROT_NONE);
     static_cast<ucontext_t*>(ctx)->uc_mcontext.gregs[REG_EFL] &= ~kTrapFlag;
   }
@@ -137,6 +152,9 @@ class AccessTrace {
   bool active_ = false;
   struct sigaction old_segv_ {}, old_trap_ {};
   std::size_t count_ = 0;
+  std::size_t last_ = 0;  // the offset of the access being stepped
+  AfterAccess after_ = nullptr;
+  void* after_arg_ = nullptr;
   std::uintptr_t addr_[kMaxAccesses];
 };
 

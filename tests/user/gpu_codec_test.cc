@@ -382,6 +382,49 @@ TEST_F(GpuCodecTest, NoCopyLandsAfterWaitOnAFailedCodec) {
     ASSERT_EQ(0x55, static_cast<const volatile std::uint8_t*>(arena.data())[i]) << i;
 }
 
+// A batch whose copy back into the codec's own pinned buffer the device
+// does not finish (it waits behind a kernel spinning for 3 s: a device
+// wedged after the kernels) holds neither Abandon() nor Wait() on the
+// failed codec, nor the codec's destruction: nothing of the caller's is
+// at stake, and the codec is being given up. (hzramd registers no
+// memory: all its copies back go through the pinned buffers.)
+TEST_F(GpuCodecTest, AWedgedCopyBackIntoThePinnedBufferHoldsNoCaller) {
+  HZRAM_CORPUS_OR_SKIP(corpus);
+  using Clock = std::chrono::steady_clock;
+  for (const bool abandon : {true, false}) {
+    GpuOptions o;
+    o.hang_copy_back_at_batch = 2;
+    o.hang_ms = 3000;
+    auto c = Make(o);
+    ASSERT_TRUE(c);
+    const std::size_t n = 1024;
+    std::vector<hzram_page_record> rec(n);
+    std::vector<std::uint8_t> arena(Codec::ArenaBytes(n));
+    ASSERT_EQ(0, c->Compress(PageList(corpus.data(), n), rec, arena));  // batch 1
+    const int t2 = c->SubmitCompress(PageList(&corpus[n * kPageSize], n), rec, arena);
+    ASSERT_GE(t2, 0);
+    // Polled until its kernels are done and its copy back is issued (and
+    // then held up); the kernels take milliseconds.
+    const auto polled = Clock::now();
+    while (Clock::now() - polled < std::chrono::milliseconds(500)) EXPECT_FALSE(c->Ready(t2));
+    const auto t = Clock::now();
+    if (abandon) {
+      c->Abandon(t2, "given up by the test");
+    } else {
+      // Failed by another batch given up: Wait() on this one.
+      const int t3 = c->SubmitCompress(PageList(&corpus[2 * n * kPageSize], n), rec, arena);
+      ASSERT_GE(t3, 0);
+      c->Abandon(t3, "given up by the test");
+      EXPECT_EQ(-EIO, c->Wait(t2, nullptr));
+    }
+    EXPECT_LT(Clock::now() - t, std::chrono::seconds(1)) << abandon;
+    EXPECT_FALSE(c->healthy());
+    const auto destroyed = Clock::now();
+    c.reset();
+    EXPECT_LT(Clock::now() - destroyed, std::chrono::seconds(1)) << abandon;
+  }
+}
+
 TEST_F(GpuCodecTest, BadArguments) {
   std::vector<hzram_page_record> rec(8);
   std::vector<std::uint8_t> pages(8 * kPageSize), arena(Codec::ArenaBytes(8));

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -546,6 +547,57 @@ TEST(HybridWatchdogTest, AHungDeviceIsDroppedForTheCpu) {
   }
 }
 
+// A deadline of the caller's in place of the watchdog from the
+// submission (hzramd's: the batch's fetch plus the device's watchdog):
+// the time before the call counts. A call that starts after its latest
+// start gives the device nothing and keeps it; one that starts in time
+// has until the deadline, not the watchdog's time after its submission,
+// and the progress hook is called while the device is polled.
+TEST(HybridWatchdogTest, ADeadlineCountsFromBeforeTheCall) {
+  using Clock = std::chrono::steady_clock;
+  using std::chrono::milliseconds;
+  auto cpu = Cpu();
+  SlowBackend dev(2, 512);
+  HybridCodec h(cpu.get(), &dev, HybridCodec::Split::kBackendFirst);
+  h.set_watchdog(30);
+  const auto pages = MixedPages(300, 11);
+  auto now = Clock::now();
+  h.set_deadline(now + std::chrono::seconds(1), now - milliseconds(1));
+  RoundTripPages(h, pages);  // a compression and a decompression
+  EXPECT_EQ(0, dev.submitted);
+  EXPECT_EQ(2u, h.late_starts());
+  EXPECT_EQ(0u, h.timeouts());
+  EXPECT_EQ(0u, h.refusals());
+  EXPECT_TRUE(h.backend_enabled());
+  // set_watchdog() goes back to the watchdog from the submission.
+  h.set_watchdog(30);
+  RoundTripPages(h, pages);
+  EXPECT_GT(dev.submitted, 0);
+  EXPECT_EQ(2u, h.late_starts());
+
+  dev.hang_all = true;
+  int polls = 0;
+  h.set_progress([](void* n) { ++*static_cast<int*>(n); }, &polls);
+  now = Clock::now();
+  h.set_deadline(now + milliseconds(600), now + milliseconds(500));
+  std::vector<hzram_page_record> rec(300);
+  std::vector<std::uint8_t> arena(Codec::ArenaBytes(300)), out(pages.size());
+  ASSERT_EQ(0, h.Compress(PageList(pages.data(), 300), rec, arena));
+  const auto took = Clock::now() - now;
+  EXPECT_EQ(1, dev.abandoned);
+  EXPECT_GE(took, milliseconds(600));
+  EXPECT_GT(dev.abandon_after_s, 0.09);
+  EXPECT_LT(dev.abandon_after_s, 10.0) << "the watchdog's 30 s, not the deadline";
+  EXPECT_GT(polls, 0);
+  EXPECT_EQ(1u, h.timeouts());
+  EXPECT_FALSE(h.backend_enabled());
+  EXPECT_NE(std::string::npos, h.backend_why().find("did not finish by its deadline, 0."))
+      << h.backend_why();
+  std::vector<int> status(300);
+  ASSERT_EQ(0, h.Decompress(rec, arena, MutablePageList(out.data(), 300), status));
+  EXPECT_TRUE(out == pages);
+}
+
 // A device that fails cleanly (Wait() returns -EIO) is dropped as well:
 // the batch is redone on the CPU, every later one goes to the CPU.
 TEST(HybridWatchdogTest, AFailedDeviceIsDroppedForTheCpu) {
@@ -605,14 +657,45 @@ TEST(HybridWatchdogTest, NothingIsPrinted) {
 // ---------------------------------------------------------------------
 // Records in memory another party writes (the kernel's, in hzramd) are
 // read once: each record's fields one after another, never again. The
-// access trace sees every load from the records' page.
+// access trace sees every load from the records' page, and after each
+// one rewrites the field it read, as the kernel could (a batch taken
+// back and its cells reused): a length becomes 0xffffffff, an offset
+// points 4 GiB further, LZ4 and RAW swap, a flag flips. Code that
+// reads each field once uses the values it found, all from one snapshot
+// (the records before the call); code that reads a field again gets the
+// rewritten value, and decodes a page differently, fails it, or reads
+// out of bounds (a crash; under AddressSanitizer, a report).
+
+// The field of a record at @offset rewritten, if a field starts there.
+void RewriteField(std::uint8_t* base, std::size_t offset, void*) {
+  auto* r = reinterpret_cast<hzram_page_record*>(base + offset / sizeof(hzram_page_record) *
+                                                   sizeof(hzram_page_record));
+  switch (offset % sizeof(hzram_page_record)) {
+    case offsetof(hzram_page_record, value):
+      r->value += std::uint64_t{1} << 32;
+      break;
+    case offsetof(hzram_page_record, length):
+      r->length = 0xffffffff;
+      break;
+    case offsetof(hzram_page_record, kind):
+      r->kind = r->kind == HZRAM_PAGE_LZ4 ? HZRAM_PAGE_RAW : HZRAM_PAGE_LZ4;
+      break;
+    case offsetof(hzram_page_record, flags):
+      r->flags ^= 1;
+      break;
+  }
+}
 
 // @n records of @pages (compressed by @cpu) in a traced page, the arena
-// beside.
+// beside; the records as they were before anything read them, and what
+// decoding those gives (statuses, pages).
 struct TracedBatch {
   std::unique_ptr<AccessTrace> trace;
   std::vector<std::uint8_t> arena;
   std::span<const hzram_page_record> records;
+  std::vector<hzram_page_record> snapshot;
+  std::vector<int> want_status;
+  std::vector<std::uint8_t> want_pages;
   TracedBatch(Codec& cpu, const std::vector<std::uint8_t>& pages) {
     const std::size_t n = pages.size() / kPageSize;
     trace = std::make_unique<AccessTrace>(n * sizeof(hzram_page_record));
@@ -624,6 +707,22 @@ struct TracedBatch {
     rec[3].flags = 1;
     rec[5].kind = 9;
     records = std::span<const hzram_page_record>(rec, n);
+    snapshot.assign(rec, rec + n);
+    want_status.resize(n);
+    want_pages.resize(pages.size());
+    EXPECT_EQ(3, cpu.Decompress(snapshot, arena, MutablePageList(want_pages.data(), n),
+                                want_status));
+    trace->set_after_access(RewriteField, nullptr);
+  }
+  // Whether @status and @out are what the snapshot decodes to.
+  void ExpectTheSnapshots(const std::vector<int>& status, const std::vector<std::uint8_t>& out) {
+    for (std::size_t i = 0; i < status.size(); i++) {
+      EXPECT_EQ(want_status[i], status[i]) << "page " << i;
+      if (want_status[i] == 0 && status[i] == 0) {
+        EXPECT_EQ(0, std::memcmp(&want_pages[i * kPageSize], &out[i * kPageSize], kPageSize))
+            << "page " << i;
+      }
+    }
   }
 };
 
@@ -637,9 +736,13 @@ TEST(RecordsReadOnceTest, ByTheCodec) {
   const int failed = cpu->Decompress(b.records, b.arena, MutablePageList(out.data(), 15), status);
   b.trace->Stop();
   EXPECT_EQ(3, failed);
+  b.ExpectTheSnapshots(status, out);
   std::string why;
   EXPECT_TRUE(b.trace->EachItemReadOnce(sizeof(hzram_page_record), &why)) << why;
   EXPECT_GE(b.trace->Offsets().size(), 15u);
+  // Every record was read, and every field read was rewritten after.
+  for (std::size_t i = 0; i < 15; i++)
+    EXPECT_NE(0, std::memcmp(&b.snapshot[i], &b.records[i], sizeof(hzram_page_record))) << i;
 }
 
 // The hybrid codec splits the records between the device (rebased) and
@@ -660,6 +763,7 @@ TEST(RecordsReadOnceTest, ByTheHybridCodecAndItsRedo) {
     b.trace->Stop();
     EXPECT_EQ(3, failed) << fail;
     EXPECT_EQ(fail ? 0u : 8u, h.last_backend_pages());
+    b.ExpectTheSnapshots(status, out);
     for (std::size_t i : {0, 2, 4, 6, 8, 14})
       EXPECT_EQ(0, std::memcmp(&out[i * kPageSize], &pages[i * kPageSize], kPageSize)) << i;
     std::string why;

@@ -46,6 +46,12 @@ class SlowBackend final : public AsyncBackend {
   int fail_at = 0;           // this batch's Wait() fails, and the device with it
   int refuse_from = 0;       // from this batch on, every submission: -EBUSY
   int refuse_count = 0;      // ... this many of them (0: all)
+  // Also hang the batch being submitted when this says so (e.g. for the
+  // batches of one device of several: a test's own rule).
+  bool (*hang_if)() = nullptr;
+  // Called at the first Ready() on a batch that hangs (e.g. to stop a
+  // daemon in the middle of the hang).
+  void (*on_first_hung_poll)() = nullptr;
 
   // What it saw.
   int submitted = 0;       // batches taken
@@ -115,7 +121,10 @@ class SlowBackend final : public AsyncBackend {
     Slot* s = Find(ticket);
     if (!s || !healthy_) return true;
     if (s->hang) {
-      if (hung_polls++ == 0) first_poll_after_s = Since(s->submitted);
+      if (hung_polls++ == 0) {
+        first_poll_after_s = Since(s->submitted);
+        if (on_first_hung_poll) on_first_hung_poll();
+      }
       return false;
     }
     return Since(s->submitted) >= delay_s;
@@ -163,7 +172,7 @@ class SlowBackend final : public AsyncBackend {
       s.busy = true;
       s.number = number;
       s.ticket = next_ticket_++;
-      s.hang = hang_all || number == hang_at;
+      s.hang = hang_all || number == hang_at || (hang_if && hang_if());
       s.submitted = Clock::now();
       submitted++;
       return &s;

@@ -71,6 +71,15 @@ std::size_t HybridCodec::Share(const Rates& r, std::size_t n) const {
   return std::min(split_ == Split::kBackendFirst ? n : BackendShare(r, n), most);
 }
 
+std::size_t HybridCodec::ShareNow(const Rates& r, std::size_t n) {
+  const std::size_t g = Share(r, n);
+  if (g && has_deadline_ && Clock::now() > latest_start_) {
+    late_starts_++;
+    return 0;
+  }
+  return g;
+}
+
 std::size_t HybridCodec::BackendShare(const Rates& r, std::size_t n) {
   if (r.cpu_pages_per_s <= 0 || r.backend_pages_per_s <= 0 || n == 0) return 0;
   // Both finish together: t0 + g / Rb = (n - g) / Rc. The host copies
@@ -272,9 +281,12 @@ int HybridCodec::SubmitParts(std::size_t g, bool compress, const PageList* pages
 
 int HybridCodec::WaitParts(BatchTiming* timing) {
   // The watchdog runs from the submission, not from here: the CPU's share
-  // came in between, and the batch's time is the module's.
-  const auto deadline = watch_start_ + std::chrono::duration_cast<Clock::duration>(
-                                           std::chrono::duration<double>(watchdog_s_));
+  // came in between, and the batch's time is the module's. Or to the
+  // caller's deadline, which counts from before the call.
+  const auto deadline =
+      has_deadline_ ? deadline_
+                    : watch_start_ + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(watchdog_s_));
   int ret = 0, sum = 0;
   for (std::size_t j = 0; j < parts_.size(); j++) {
     const int ticket = parts_[j].ticket;
@@ -286,14 +298,22 @@ int HybridCodec::WaitParts(BatchTiming* timing) {
         bool ready = backend_->Ready(ticket);
         for (std::size_t k = j + 1; k < parts_.size(); k++) backend_->Ready(parts_[k].ticket);
         if (ready || Clock::now() > deadline) break;
+        if (progress_) progress_(progress_arg_);
         std::this_thread::yield();
       }
       if (!backend_->Ready(ticket)) {
         timeouts_++;
         char why[160];
-        std::snprintf(why, sizeof(why),
-                      "a batch of %zu pages did not finish within the watchdog's %.3f s",
-                      parts_[j].n, watchdog_s_);
+        if (has_deadline_)
+          std::snprintf(why, sizeof(why),
+                        "a batch of %zu pages did not finish by its deadline, %.3f s after its "
+                        "submission",
+                        parts_[j].n,
+                        std::chrono::duration<double>(deadline_ - watch_start_).count());
+        else
+          std::snprintf(why, sizeof(why),
+                        "a batch of %zu pages did not finish within the watchdog's %.3f s",
+                        parts_[j].n, watchdog_s_);
         backend_->Abandon(ticket, why);
         ret = -ETIMEDOUT;
         continue;
@@ -331,7 +351,7 @@ int HybridCodec::Compress(const PageList& pages, std::span<hzram_page_record> re
   const std::size_t n = pages.size();
   if (n > cpu_->max_batch() || records.size() < n || arena.size() < Codec::ArenaBytes(n))
     return -EINVAL;
-  std::size_t g = Share(comp_, n);
+  std::size_t g = ShareNow(comp_, n);
 
   // The backend's share is pages [0, g) in arena [0, g pages), part by
   // part; the CPU's the rest, its offsets moved past the backend's part.
@@ -375,7 +395,7 @@ int HybridCodec::Decompress(std::span<const hzram_page_record> shared,
   // The records, once: both shares, the rebasing and a redo use this copy.
   for (std::size_t i = 0; i < n; i++) records_[i] = LoadRecord(shared[i]);
   const std::span<const hzram_page_record> records(records_.data(), n);
-  std::size_t g = Share(decomp_, n);
+  std::size_t g = ShareNow(decomp_, n);
 
   parts_.clear();
   if (g) g = SubmitParts(g, false, nullptr, {}, {}, records, arena, &pages, status);

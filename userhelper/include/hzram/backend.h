@@ -92,7 +92,8 @@ class AsyncBackend {
 // its kernels.
 //
 // The watchdog: a backend batch not done within watchdog() seconds of its
-// submission is abandoned (AsyncBackend::Abandon). A batch the backend
+// submission, or by the deadline the caller set (set_deadline), is
+// abandoned (AsyncBackend::Abandon). A batch the backend
 // fails or does not finish in time is redone on the CPU, whole, and the
 // backend is dropped for good (a hung or failed device is not trusted
 // again); so is a healthy backend that refuses kMaxRefusals batches in a
@@ -129,8 +130,36 @@ class HybridCodec {
   // takes it back. hzramd sets it per batch from the device's own
   // offload_timeout_ms.
   static constexpr double kDefaultWatchdog = 0.25;
-  void set_watchdog(double seconds) { watchdog_s_ = seconds; }
+  void set_watchdog(double seconds) {
+    watchdog_s_ = seconds;
+    has_deadline_ = false;
+  }
   double watchdog() const { return watchdog_s_; }
+
+  // For the calls that follow, a deadline in place of watchdog() from the
+  // submission: the backend's parts not done by @deadline are abandoned
+  // as above (hzramd: the batch's FETCH plus the device's watchdog, so
+  // that the time the batch waited before the call counts). A call that
+  // starts after @latest_start gives the backend nothing and does the
+  // whole batch on the CPU at once (late_starts() counts them; neither a
+  // time-out nor a refusal): given only what is left, the backend would
+  // be dropped for a hang it does not have. set_watchdog() goes back to
+  // the watchdog from the submission.
+  void set_deadline(std::chrono::steady_clock::time_point deadline,
+                    std::chrono::steady_clock::time_point latest_start) {
+    deadline_ = deadline;
+    latest_start_ = latest_start;
+    has_deadline_ = true;
+  }
+  std::uint64_t late_starts() const { return late_starts_; }
+
+  // Called with @arg each time the codec polls the backend's parts while
+  // it waits for them (up to the watchdog's time): hzramd's loops beat
+  // their heartbeat there. Null: nothing.
+  void set_progress(void (*fn)(void*), void* arg) {
+    progress_ = fn;
+    progress_arg_ = arg;
+  }
 
   // Smallest sub-batch the backend's share is cut into.
   static constexpr std::size_t kMinSubBatch = 256;
@@ -199,9 +228,13 @@ class HybridCodec {
                   std::span<const hzram_page_record> drecords, std::span<const std::uint8_t> darena,
                   const MutablePageList* dpages, std::span<int> status);
   // Wait for every part, each until watchdog() after the first part's
-  // submission; -ETIMEDOUT or -EIO (then the backend is off and the
-  // parts' outputs are not valid), else the sum of Wait()'s results.
+  // submission or the deadline; -ETIMEDOUT or -EIO (then the backend is
+  // off and the parts' outputs are not valid), else the sum of Wait()'s
+  // results.
   int WaitParts(BatchTiming* timing);
+  // The backend's share of a batch of @n under @r, or 0 if the call
+  // started after the latest start.
+  std::size_t ShareNow(const Rates& r, std::size_t n);
   // The pages of a batch of @n that go to the backend.
   std::size_t Share(const Rates& r, std::size_t n) const;
   void BackendFailed();
@@ -221,6 +254,11 @@ class HybridCodec {
   std::size_t last_backend_pages_ = 0;
   std::uint64_t backend_pages_ = 0, cpu_pages_ = 0, timeouts_ = 0, refusals_ = 0;
   double watchdog_s_ = kDefaultWatchdog;
+  bool has_deadline_ = false;
+  std::chrono::steady_clock::time_point deadline_, latest_start_;
+  std::uint64_t late_starts_ = 0;
+  void (*progress_)(void*) = nullptr;
+  void* progress_arg_ = nullptr;
   // Allocated once, by the constructor: the parts in flight (at most
   // max_in_flight()) and their timings.
   std::vector<Part> parts_;

@@ -42,6 +42,10 @@ struct GpuOptions {
   // tell. 0: none.
   std::uint64_t hang_at_batch = 0;
   unsigned hang_ms = 0;
+  // For tests: the number (from 1) of the compression batch whose copy
+  // back, once its kernels are done, waits behind a kernel spinning for
+  // hang_ms: a device that wedges after the kernels. 0: none.
+  std::uint64_t hang_copy_back_at_batch = 0;
 };
 
 // Totals since creation.
@@ -87,9 +91,13 @@ class GpuCodec final : public AsyncBackend {
   // it is contiguous and registered, else through the pinned buffers and
   // the staging threads in Wait(). A batch that is abandoned before its
   // kernels are done writes nothing of the caller's; one whose copy back
-  // has started is waited for, by Abandon() and by Wait() (also when the
-  // codec failed meanwhile, e.g. through another batch abandoned), so
-  // that nothing lands in the caller's memory after either returned.
+  // into the caller's memory has started is waited for, by Abandon() and
+  // by Wait() (also when the codec failed meanwhile, e.g. through another
+  // batch abandoned), so that nothing lands there after either returned.
+  // A copy back into the codec's own pinned buffer is waited for only a
+  // little (20 ms) by those: a wedged device must not hold the caller
+  // without limit; if it has not ended, the slot and its buffers are left
+  // to the process's exit, as for an abandoned batch.
   int SubmitCompress(const PageList& pages, std::span<hzram_page_record> records,
                      std::span<std::uint8_t> arena) override;
   int SubmitDecompress(std::span<const hzram_page_record> records,

@@ -76,6 +76,7 @@ struct GpuCodec::Impl {
     // The batch in it.
     Op op = Op::kNone;
     int ticket = -1;
+    std::uint64_t number = 0;  // a compression's, from 1 (the test hooks)
     std::size_t n = 0;
     std::span<hzram_page_record> out_records;
     std::span<std::uint8_t> out_arena;
@@ -84,8 +85,9 @@ struct GpuCodec::Impl {
     std::uint64_t bytes_in = 0, bytes_out = 0;
     double staging_ms = 0;  // the host copy into the pinned buffers
     // Collect()ed: checked, its output on its way back (out_bytes of it,
-    // into the caller's memory if direct_out).
-    bool collected = false, direct_out = false;
+    // into the caller's memory if direct_out); whether that copy was
+    // issued, and event 4 recorded after it.
+    bool collected = false, direct_out = false, copy_issued = false, copy_recorded = false;
     std::uint64_t out_bytes = 0;
   };
 
@@ -136,13 +138,44 @@ struct GpuCodec::Impl {
   Slot* SlotFor(int ticket) { return &slots[static_cast<std::size_t>(ticket) % slots.size()]; }
 
   // Once a batch is collected, its kernels are done and all that may be
-  // left on its stream is the copy of its output back, possibly straight
-  // into the caller's memory: wait for that copy (nothing else can hold
-  // the stream up), so that nothing of the batch lands in the caller's
-  // memory after Wait() or Abandon() has returned, whatever the codec's
-  // health. A batch not collected has issued no such copy.
-  static void DrainCopyBack(Slot* s) {
-    if (s->collected) cudaStreamSynchronize(s->stream.s);
+  // left on its stream is the copy of its output back. A batch not
+  // collected has issued no such copy.
+  //
+  // Into the caller's memory (direct_out): wait for it, without limit
+  // (nothing else can hold the stream up), so that nothing of the batch
+  // lands there after Wait() or Abandon() has returned, whatever the
+  // codec's health.
+  //
+  // Into the codec's own pinned buffer (always, in hzramd): nothing of the
+  // caller's is at stake, and the codec is failed or being given up, so
+  // a wedged device must not hold the caller (every device's loop behind
+  // it, the stop) without limit: poll the copy's event for kCopyBackPoll
+  // at most; if it has not ended, leave the slot and its buffers to the
+  // process's exit, as for an abandoned batch.
+  static constexpr auto kCopyBackPoll = std::chrono::milliseconds(20);
+  void DrainCopyBack(Slot* s) {
+    if (!s->collected) return;
+    if (s->direct_out) {
+      cudaStreamSynchronize(s->stream.s);
+      return;
+    }
+    if (!s->copy_issued) return;
+    if (!s->copy_recorded) {
+      // Collect() failed between the copy and its event: nothing tells
+      // when the copy ends.
+      abandoned = true;
+      return;
+    }
+    const auto until = Clock::now() + kCopyBackPoll;
+    for (cudaError_t e; (e = cudaEventQuery(s->ev[4].e)) != cudaSuccess;) {
+      if (e != cudaErrorNotReady || Clock::now() >= until) {
+        // Not done in time, or the device failed: the copy may still
+        // write the slot's pinned buffer, which is then never freed.
+        abandoned = true;
+        return;
+      }
+      std::this_thread::yield();
+    }
   }
 
   // Claim the next slot, or -EBUSY if its batch was not waited for.
@@ -258,7 +291,7 @@ std::unique_ptr<GpuCodec> GpuCodec::Create(const GpuOptions& options, int* err, 
   if (!why) why = &why_local;
   if (options.slots == 0 || options.max_batch == 0 || options.warps_per_block == 0 ||
       options.warps_per_block > 32 || options.staging_threads > 1024 ||
-      (options.hang_at_batch && options.hang_ms == 0)) {
+      ((options.hang_at_batch || options.hang_copy_back_at_batch) && options.hang_ms == 0)) {
     *err = -EINVAL;
     *why = "bad options";
     return nullptr;
@@ -400,7 +433,7 @@ int GpuCodec::SubmitCompress(const PageList& pages, std::span<hzram_page_record>
   }
   s->staging_ms = MsSince(staged);
   // The test hooks: a real fault, from an invalid device pointer; a hang.
-  ++m.submitted;
+  s->number = ++m.submitted;
   const bool fault = m.options.fault_at_batch && m.submitted == m.options.fault_at_batch;
   const std::uint8_t* src = fault ? reinterpret_cast<const std::uint8_t*>(16) : s->d_pages.get();
   const std::uint32_t n32 = static_cast<std::uint32_t>(n);
@@ -480,6 +513,7 @@ int GpuCodec::SubmitDecompress(std::span<const hzram_page_record> records,
   HZ_CUDA(cudaEventRecord(s->ev[3].e, s->stream.s));
 
   s->op = Op::kDecompress;
+  s->number = 0;
   s->collected = false;
   s->n = n;
   s->out_pages = pages;
@@ -500,6 +534,9 @@ int GpuCodec::Collect(void* slot) {
   Impl& m = *impl_;
   auto* s = static_cast<Impl::Slot*>(slot);
   s->collected = true;
+  s->direct_out = false;
+  s->copy_issued = false;
+  s->copy_recorded = false;
   if (s->op == Op::kCompress) {
     // The records, packed in page order: each page's data right after the
     // previous page's.
@@ -517,6 +554,11 @@ int GpuCodec::Collect(void* slot) {
     // Only what the records use crosses the link.
     s->out_bytes = at;
     s->direct_out = at && m.Registered(s->out_arena.data(), at);
+    s->copy_issued = at != 0;
+    if (at && m.options.hang_copy_back_at_batch == s->number) {
+      gpu::SpinKernel<<<1, 1, 0, s->stream.s>>>(std::uint64_t{m.options.hang_ms} * 1000000);
+      HZ_CUDA(cudaGetLastError());
+    }
     if (at)
       HZ_CUDA(cudaMemcpyAsync(s->direct_out ? s->out_arena.data() : s->h_arena.get(), s->d_packed.get(), at,
                               cudaMemcpyDeviceToHost, s->stream.s));
@@ -531,10 +573,12 @@ int GpuCodec::Collect(void* slot) {
     void* to = s->out_pages.contiguous();
     s->out_bytes = bytes;
     s->direct_out = to && m.Registered(to, bytes);
+    s->copy_issued = true;
     HZ_CUDA(cudaMemcpyAsync(s->direct_out ? to : s->h_pages.get(), s->d_pages.get(), bytes,
                             cudaMemcpyDeviceToHost, s->stream.s));
   }
   HZ_CUDA(cudaEventRecord(s->ev[4].e, s->stream.s));
+  s->copy_recorded = true;
   return 0;
 }
 
@@ -551,18 +595,18 @@ int GpuCodec::Wait(int ticket, BatchTiming* timing) {
     // Failed, maybe by another batch abandoned: this one's copy back may
     // be on its way into the caller's memory, which the caller is about
     // to use for something else.
-    Impl::DrainCopyBack(s);
+    m.DrainCopyBack(s);
     return -EIO;
   }
   if (!s->collected) {
     HZ_CUDA(cudaEventSynchronize(s->ev[3].e));
     if (int ret = Collect(s)) {
-      Impl::DrainCopyBack(s);
+      m.DrainCopyBack(s);
       return ret;
     }
   }
   if (const cudaError_t e = cudaEventSynchronize(s->ev[4].e); e != cudaSuccess) {
-    Impl::DrainCopyBack(s);
+    m.DrainCopyBack(s);
     return m.Fail("cudaEventSynchronize", e);
   }
 
@@ -641,7 +685,7 @@ void GpuCodec::Abandon(int ticket, const std::string& why) {
   if (!s) return;
   // Once collected, the kernels are done and only the copy back may be
   // running, possibly into the caller's memory: let it end first.
-  Impl::DrainCopyBack(s);
+  m.DrainCopyBack(s);
   s->op = Op::kNone;
   m.abandoned = true;
   m.Fail(why);

@@ -34,9 +34,19 @@ constexpr std::size_t kCompletions = 64;
 // How often the daemon's STATUS= line is updated, in milliseconds.
 constexpr int kStatusIntervalMs = 10000;
 
+// How often each device's offload_timeout_ms is read again, in
+// milliseconds (the main loop wakes at least this often).
+constexpr int kTimeoutRefreshMs = 1000;
+
+// The shortest WatchdogSec= hzramd is made for: a loop goes without a
+// beat for a batch's CPU work at most (twice after a GPU batch given up,
+// and behind other devices' at the CPU codec), and counts as stalled at
+// half of WatchdogSec=.
+constexpr std::uint64_t kMinWatchdogUs = 2000000;
+
 // The batch handed over by a FETCH: encode it, queue its COMMIT.
 int HandleBatch(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, std::uint32_t batch,
-                std::uint64_t* commits, std::span<int> status) {
+                std::uint64_t* commits, std::span<int> status, const BatchTime& time) {
   const Regions& r = io.regions();
   const unsigned dev = io.device();
   if (batch >= r.info.nr_batches) {
@@ -44,7 +54,7 @@ int HandleBatch(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, std::uint32
     return 0;
   }
   hzram_batch_desc d;
-  const BatchResult res = EncodeBatch(encoder, r, batch, &d, status);
+  const BatchResult res = EncodeBatch(encoder, r, batch, &d, status, time);
   switch (res.outcome) {
     case BatchResult::kBadDescriptor:
       HZ_WARN(
@@ -92,12 +102,6 @@ int HandleBatch(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, std::uint32
 
 }  // namespace
 
-std::int64_t MonotonicNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 int Serve(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, const ServeOptions& o) {
   const unsigned dev = io.device();
   auto failed = [dev](const char* what, int err) {
@@ -120,9 +124,15 @@ int Serve(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, const ServeOption
     // Stopping: take whatever is already there, then wait for the
     // commits' answers, for a while.
     const int n = io.Wait(c, stopping ? (commits ? o.drain_timeout_ms : 0) : o.idle_wait_ms);
-    if (n == -EINTR) continue;
+    if (n == -EINTR) {
+      beat();  // woken, not stuck
+      continue;
+    }
     if (n < 0) return failed("waiting for completions", n);
     beat();
+    // The batches handed over now: their time counts from here, with the
+    // device's offload_timeout_ms of now.
+    const BatchTime time = TimeOfBatch(io.offload_timeout_ms(), Clock::now(), &st->alive_ns);
     if (n == 0) {
       if (!stopping) continue;
       if (commits)
@@ -157,7 +167,7 @@ int Serve(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, const ServeOption
           }
           if (x.res < 0 && x.res != -EINTR && x.res != -EAGAIN) return failed("FETCH", x.res);
           if (x.res >= 0 && (ret = HandleBatch(io, encoder, st, static_cast<std::uint32_t>(x.res),
-                                               &commits, status)))
+                                               &commits, status, time)))
             return failed("queuing COMMIT", ret);
           beat();
           if (!stopping && (ret = io.QueueFetch())) return failed("queuing FETCH", ret);
@@ -326,19 +336,26 @@ int RunDaemon(const Options& o, const Attacher& attach, const EncoderMaker& make
 
   // systemd's watchdog (WatchdogSec= of the unit): WATCHDOG=1 every
   // quarter of its time while every device's loop has beaten within half
-  // of it. A loop beats after each batch and each wait, and waits at most
-  // an eighth of the time while idle; one that hangs stops the pings, and
-  // systemd restarts the daemon.
+  // of it. A loop beats after each batch and each wait, every 50 ms while
+  // a batch waits for its turn at the encoder or for the backend (a wait
+  // the watchdog or the batch's latest start ends), and waits at most an
+  // eighth of the time while idle; one that hangs (in a batch's CPU work,
+  // in a call that never returns) stops the pings, and systemd restarts
+  // the daemon.
   std::uint64_t watchdog_us = 0;
   const bool watchdog = sd_watchdog_enabled(0, &watchdog_us) > 0 && watchdog_us > 0;
   const std::int64_t watchdog_ns = static_cast<std::int64_t>(watchdog_us) * 1000;
   ServeOptions so;
-  int poll_ms = kStatusIntervalMs;
+  int poll_ms = kTimeoutRefreshMs;
   if (watchdog) {
     so.idle_wait_ms = static_cast<int>(std::clamp<std::uint64_t>(watchdog_us / 8000, 1, 1000));
-    poll_ms = static_cast<int>(std::clamp<std::uint64_t>(watchdog_us / 4000, 1, kStatusIntervalMs));
+    poll_ms = static_cast<int>(std::clamp<std::uint64_t>(watchdog_us / 4000, 1, kTimeoutRefreshMs));
     HZ_INFO("systemd's watchdog: %.3f s; WATCHDOG=1 while every device's loop is alive",
             watchdog_us / 1e6);
+    if (watchdog_us < kMinWatchdogUs)
+      HZ_WARN("systemd's watchdog: %.3f s is less than the %.0f s hzramd needs: a device's loop "
+              "busy with a batch may be taken for stuck, and hzramd restarted",
+              watchdog_us / 1e6, kMinWatchdogUs / 1e6);
   }
   for (auto& d : served) {
     Served* s = d.get();
@@ -366,7 +383,20 @@ int RunDaemon(const Options& o, const Attacher& attach, const EncoderMaker& make
     if (write(stop_fd, &one, sizeof(one)) < 0) HZ_ERR("eventfd: %s", std::strerror(errno));
   };
   std::size_t running = served.size();
-  std::int64_t last_status = MonotonicNs(), last_ping = 0;
+  std::int64_t last_status = MonotonicNs(), last_ping = 0, last_refresh = MonotonicNs();
+  // Each device's offload_timeout_ms again: the module lets it change,
+  // and the device's loop takes the new value for its next batches.
+  auto refresh = [&] {
+    for (const auto& d : served) {
+      if (d->done.load() || !d->io->RefreshTimeout()) continue;
+      const std::uint32_t ms = d->io->offload_timeout_ms();
+      if (encoder->has_backend())
+        HZ_INFO("hzram%u: offload_timeout_ms is now %u, the backend's watchdog %.0f ms",
+                d->io->device(), ms, WatchdogSeconds(ms) * 1e3);
+      else
+        HZ_INFO("hzram%u: offload_timeout_ms is now %u", d->io->device(), ms);
+    }
+  };
   // WATCHDOG=1 if every running loop beat recently; a late one is named.
   auto ping = [&](std::int64_t now) {
     bool alive = true;
@@ -399,6 +429,10 @@ int RunDaemon(const Options& o, const Attacher& attach, const EncoderMaker& make
     }
     const std::int64_t now = MonotonicNs();
     if (watchdog && now - last_ping >= watchdog_ns / 4) ping(now);
+    if (now - last_refresh >= std::int64_t{kTimeoutRefreshMs} * 1000000) {
+      refresh();
+      last_refresh = now;
+    }
     if (!stopping && now - last_status >= std::int64_t{kStatusIntervalMs} * 1000000) {
       sd_notifyf(0, "STATUS=%s", StatusLine(served).c_str());
       last_status = now;

@@ -50,6 +50,15 @@ class DeviceIo {
   // completions and store up to out.size() of them in @out. Returns how
   // many (0: none came in time), or a negative errno.
   virtual int Wait(std::span<Completion> out, int timeout_ms) = 0;
+  // The device's offload_timeout_ms now. The module lets it change while
+  // the device is attached, and counts each batch's time with the value
+  // of the moment: the loop reads this for every batch it is handed (it
+  // must not block). By default the value at attach.
+  virtual std::uint32_t offload_timeout_ms() const { return regions().offload_timeout_ms; }
+  // Read the device's offload_timeout_ms again (the daemon's main loop,
+  // about once a second, beside the device's loop). Returns whether it
+  // changed. By default: nothing to read.
+  virtual bool RefreshTimeout() { return false; }
 };
 
 // What a device's loop has done, read by other threads.
@@ -62,14 +71,13 @@ struct ServeStats {
   std::atomic<std::uint64_t> not_encoded{0};    // committed as kind 0
   std::atomic<std::uint64_t> stale{0};          // commits answered -ESTALE
   std::atomic<std::uint64_t> commit_errors{0};  // commits answered otherwise
-  // The loop's heartbeat: when it last made progress or woke from an idle
-  // wait (steady clock, ns; MonotonicNs()). The daemon tells systemd's
-  // watchdog it is alive only while every loop's heartbeat is recent.
+  // The loop's heartbeat: when it last made progress, woke from an idle
+  // wait, or, while a batch waited for its turn at the encoder or for the
+  // backend's watchdog, checked on it (steady clock, ns; MonotonicNs()).
+  // The daemon tells systemd's watchdog it is alive only while every
+  // loop's heartbeat is recent.
   std::atomic<std::int64_t> alive_ns{0};
 };
-
-// The steady clock, in ns, for ServeStats::alive_ns.
-std::int64_t MonotonicNs();
 
 // How long the loop waits for its commits to be answered when it stops.
 inline constexpr int kDrainTimeoutMs = 2000;
@@ -84,14 +92,18 @@ struct ServeOptions {
 
 // Serve @io's batches with @encoder: keep one FETCH queued per batch;
 // encode each batch handed over into its slot and COMMIT it; queue a new
-// FETCH for each one that completes. On a kStop completion, stop queuing
+// FETCH for each one that completes. Each batch's time (BatchTime) counts
+// from when the loop was handed it, with the device's offload_timeout_ms
+// of then (io.offload_timeout_ms()). On a kStop completion, stop queuing
 // FETCHes, encode and commit every batch in hand or handed over meanwhile,
 // and return once the commits are answered (or after drain_timeout_ms
 // without an answer). A FETCH that ends with -ECANCELED or -ENODEV (the
 // device detached or went away) ends the loop at once. Returns 0 then, or
 // the negative errno of a queue that failed (a FETCH failing with
 // anything but -EINTR and -EAGAIN, Submit or Wait failing). Beats
-// stats->alive_ns after every wait and every batch. Allocates nothing.
+// stats->alive_ns after every wait (an interrupted one too) and every
+// batch, and lets the encoder beat it while a batch waits (BatchTime).
+// Allocates nothing.
 int Serve(DeviceIo& io, BatchEncoder& encoder, ServeStats* stats,
           const ServeOptions& options = ServeOptions());
 
@@ -128,7 +140,9 @@ using EncoderMaker =
 // the encoder (@make, MakeEncoder() by default), every device of @options
 // attached with @attach and served on a thread of its own, sd_notify
 // (READY, STATUS, STOPPING, and WATCHDOG=1 while every device's loop is
-// alive, when systemd's watchdog is on), and the stop. Returns the exit
+// alive, when systemd's watchdog is on), each device's offload_timeout_ms
+// read again about once a second (DeviceIo::RefreshTimeout; a change is
+// logged), and the stop. Returns the exit
 // status: 0 after SIGTERM or SIGINT (the batches in hand committed) or
 // when every device went away; 1 for an error (logged).
 int RunDaemon(const Options& options, const Attacher& attach, const EncoderMaker& make = nullptr);

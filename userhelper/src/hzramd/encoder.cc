@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -24,24 +25,75 @@ std::string CodecName(const hzram::Codec& c) {
          hzram::IsaName(c.isa());
 }
 
+// How often a caller waiting for its turn beats its heartbeat.
+constexpr auto kTurnBeat = std::chrono::milliseconds(50);
+
+void Beat(void* heartbeat) {
+  static_cast<std::atomic<std::int64_t>*>(heartbeat)->store(MonotonicNs(),
+                                                             std::memory_order_relaxed);
+}
+
 // The encoder's lock: the devices' loops take their turns in the order
-// they came (a ticket lock). std::mutex lets the loop that just let go
-// take it again before a woken one runs, and on a busy machine one device
-// can then starve the others until the module takes their batches back.
+// they came, each turn handed to the first in the queue (std::mutex lets
+// the loop that just let go take it again before a woken one runs, and on
+// a busy machine one device can then starve the others until the module
+// takes their batches back). A caller may give up waiting at a time of
+// its own, and beats its heartbeat while it waits. The queue's entries
+// live on the waiters' stacks: nothing is allocated.
 class TurnLock {
  public:
-  void lock() {
-    const std::uint32_t mine = next_.fetch_add(1, std::memory_order_relaxed);
-    for (std::uint32_t now; (now = serving_.load(std::memory_order_acquire)) != mine;)
-      serving_.wait(now, std::memory_order_acquire);
+  // Wait for the turn until @until, calling @beat(@arg) (if not null)
+  // every kTurnBeat meanwhile. True: the turn is the caller's; false:
+  // @until came first, and the caller has left the queue.
+  bool LockUntil(Clock::time_point until, void (*beat)(void*), void* arg) {
+    std::unique_lock<std::mutex> l(mutex_);
+    if (!held_) {
+      // A released turn goes to the first waiter, if any: free means no
+      // one waits.
+      held_ = true;
+      return true;
+    }
+    Waiter w;
+    (tail_ ? tail_->next : head_) = &w;
+    tail_ = &w;
+    while (!w.granted) {
+      const Clock::time_point now = Clock::now();
+      if (now >= until) {
+        Waiter** p = &head_;
+        Waiter* prev = nullptr;
+        while (*p != &w) prev = *p, p = &(*p)->next;
+        *p = w.next;
+        if (tail_ == &w) tail_ = prev;
+        return false;
+      }
+      w.cv.wait_until(l, until - now < kTurnBeat ? until : now + kTurnBeat);
+      if (!w.granted && beat) beat(arg);
+    }
+    return true;
   }
+  void lock() { LockUntil(Clock::time_point::max(), nullptr, nullptr); }
   void unlock() {
-    serving_.fetch_add(1, std::memory_order_release);
-    serving_.notify_all();
+    std::lock_guard<std::mutex> l(mutex_);
+    Waiter* w = head_;
+    if (!w) {
+      held_ = false;
+      return;
+    }
+    head_ = w->next;
+    if (!head_) tail_ = nullptr;
+    w->granted = true;
+    w->cv.notify_one();
   }
 
  private:
-  std::atomic<std::uint32_t> next_{0}, serving_{0};
+  struct Waiter {
+    std::condition_variable cv;
+    Waiter* next = nullptr;
+    bool granted = false;
+  };
+  std::mutex mutex_;
+  bool held_ = false;
+  Waiter *head_ = nullptr, *tail_ = nullptr;
 };
 
 // Every backend through one hybrid codec: the CPU codec alone (no
@@ -75,45 +127,74 @@ class CodecEncoder final : public BatchEncoder {
     return ret;
   }
   int Encode(const hzram::PageList& pages, std::span<hzram_page_record> records,
-             std::span<std::uint8_t> data, double watchdog_s) override {
-    std::lock_guard<TurnLock> lock(mutex_);
-    codec_.set_watchdog(watchdog_s);
+             std::span<std::uint8_t> data, const BatchTime& t) override {
+    Turn turn(this, t);
+    if (!turn.held) return cpu_->Compress(pages, records, data);
     const int ret = codec_.Compress(pages, records, data);
     Report();
     return ret;
   }
   int Decode(std::span<const hzram_page_record> records, std::span<const std::uint8_t> data,
              const hzram::MutablePageList& pages, std::span<int> status,
-             double watchdog_s) override {
-    std::lock_guard<TurnLock> lock(mutex_);
-    codec_.set_watchdog(watchdog_s);
+             const BatchTime& t) override {
+    Turn turn(this, t);
+    if (!turn.held) return cpu_->Decompress(records, data, pages, status);
     const int ret = codec_.Decompress(records, data, pages, status);
     Report();
     return ret;
   }
+  // Without the turn, which a batch the device hangs on holds for its
+  // watchdog's time: the daemon's main thread asks.
   std::string Describe() const override {
-    std::lock_guard<TurnLock> lock(mutex_);
+    std::lock_guard<std::mutex> lock(dropped_mutex_);
+    const std::string dropped = dropped_why_.empty() ? "" : " (gpu dropped: " + dropped_why_ + ")";
     switch (kind_) {
       case Backend::kGpu:
-        return "gpu, " + name_ + ", cpu " + CodecName(*cpu_) + " if it fails" +
-               (reported_ ? " (gpu dropped: " + codec_.backend_why() + ")" : "");
+        return "gpu, " + name_ + ", cpu " + CodecName(*cpu_) + " if it fails" + dropped;
       case Backend::kHybrid:
-        return "hybrid, cpu " + CodecName(*cpu_) + " and gpu " + name_ +
-               (reported_ ? " (gpu dropped: " + codec_.backend_why() + ")" : "");
+        return "hybrid, cpu " + CodecName(*cpu_) + " and gpu " + name_ + dropped;
       default:
         return "cpu, " + CodecName(*cpu_);
     }
   }
-  bool has_backend() const override {
-    std::lock_guard<TurnLock> lock(mutex_);
-    return codec_.backend_enabled();
-  }
+  bool has_backend() const override { return backend_on_.load(std::memory_order_relaxed); }
 
  private:
+  // A batch's turn at the codec, waited for while the device is in use
+  // until the batch's latest start (a turn may then last a watchdog's
+  // time: see MakeEncoderOn), else without limit. Taken, it sets the
+  // codec up for the batch: its deadline and the heartbeat. Not taken
+  // (held false), the caller encodes the batch on the CPU codec, beside
+  // the turn: the backend would not get it anyway.
+  struct Turn {
+    CodecEncoder* e;
+    bool held;
+    Turn(CodecEncoder* enc, const BatchTime& t)
+        : e(enc),
+          held(enc->mutex_.LockUntil(enc->backend_on_.load(std::memory_order_relaxed)
+                                         ? t.latest_start()
+                                         : Clock::time_point::max(),
+                                     t.heartbeat ? Beat : nullptr, t.heartbeat)) {
+      if (!held) return;
+      e->codec_.set_deadline(t.deadline(), t.latest_start());
+      e->codec_.set_progress(t.heartbeat ? Beat : nullptr, t.heartbeat);
+    }
+    ~Turn() {
+      if (held) e->mutex_.unlock();
+    }
+    Turn(const Turn&) = delete;
+    Turn& operator=(const Turn&) = delete;
+  };
+
   // The library reports; the daemon says it, once.
   void Report() {
     if (reported_ || !device_ || codec_.backend_enabled()) return;
     reported_ = true;
+    backend_on_.store(false, std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lock(dropped_mutex_);
+      dropped_why_ = codec_.backend_why();
+    }
     HZ_WARN("--backend %s: %s dropped, the CPU encodes and decodes from now on: %s",
             BackendName(kind_), name_.c_str(), codec_.backend_why().c_str());
   }
@@ -122,9 +203,15 @@ class CodecEncoder final : public BatchEncoder {
   std::unique_ptr<hzram::Codec> cpu_;
   std::unique_ptr<hzram::AsyncBackend> device_;
   const std::string name_;
-  mutable TurnLock mutex_;
+  TurnLock mutex_;
   hzram::HybridCodec codec_;
   bool reported_ = false;
+  // Why the device was dropped (empty: it was not), for Describe().
+  mutable std::mutex dropped_mutex_;
+  std::string dropped_why_;
+  // Whether the device still takes part (what has_backend() says): false
+  // once dropped, or if there is none.
+  std::atomic<bool> backend_on_{device_ != nullptr};
 };
 
 }  // namespace
@@ -198,8 +285,32 @@ std::unique_ptr<BatchEncoder> MakeEncoder(Backend backend, unsigned threads, std
   return MakeEncoderOn(backend, std::move(codec), std::move(device), name, error);
 }
 
+std::int64_t MonotonicNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
 double WatchdogSeconds(std::uint32_t timeout_ms) {
   return std::min(timeout_ms / 4.0, double{kMaxWatchdogMs}) / 1e3;
+}
+
+Clock::time_point BatchTime::deadline() const {
+  return fetched + std::chrono::duration_cast<Clock::duration>(
+                       std::chrono::duration<double>(watchdog_s));
+}
+
+Clock::time_point BatchTime::latest_start() const {
+  return fetched + std::chrono::duration_cast<Clock::duration>(
+                       std::chrono::duration<double>(watchdog_s / 2));
+}
+
+BatchTime TimeOfBatch(std::uint32_t timeout_ms, Clock::time_point fetched,
+                      std::atomic<std::int64_t>* heartbeat) {
+  BatchTime t;
+  t.fetched = fetched;
+  t.watchdog_s = WatchdogSeconds(timeout_ms);
+  t.heartbeat = heartbeat;
+  return t;
 }
 
 hzram_attach LayoutLikeModule(std::uint32_t nr_batches, std::uint32_t batch_pages,
@@ -256,7 +367,7 @@ hzram_batch_desc LoadDescriptor(const Regions& r, std::uint32_t batch) {
 }
 
 BatchResult EncodeBatch(BatchEncoder& encoder, const Regions& r, std::uint32_t batch,
-                        hzram_batch_desc* desc, std::span<int> status) {
+                        hzram_batch_desc* desc, std::span<int> status, const BatchTime& time) {
   const hzram_attach& a = r.info;
   // One read of the descriptor: the checks and the work use this copy.
   const hzram_batch_desc d = *desc = LoadDescriptor(r, batch);
@@ -268,7 +379,6 @@ BatchResult EncodeBatch(BatchEncoder& encoder, const Regions& r, std::uint32_t b
       d.output_offset % alignof(hzram_page_record))
     return {BatchResult::kBadDescriptor, -EINVAL};
 
-  const double watchdog = WatchdogSeconds(r.offload_timeout_ms);
   std::uint8_t* const slot = r.rw + d.output_offset;
   std::uint8_t* const out = slot + a.batch_pages * sizeof(hzram_page_record);
   const std::uint8_t* const in = r.ro + a.staging_offset + d.staging_offset;
@@ -276,7 +386,7 @@ BatchResult EncodeBatch(BatchEncoder& encoder, const Regions& r, std::uint32_t b
   int ret = -EOPNOTSUPP;
   if (d.op == HZRAM_OP_COMPRESS && d.flags == 0) {
     ret = encoder.Encode(hzram::PageList(in, pages), records,
-                         std::span<std::uint8_t>(out, hzram::Codec::ArenaBytes(pages)), watchdog);
+                         std::span<std::uint8_t>(out, hzram::Codec::ArenaBytes(pages)), time);
   } else if (d.op == HZRAM_OP_DECOMPRESS && d.flags == 0 &&
              (a.features & HZRAM_FEAT_DECOMPRESS)) {
     // The input: records from the start of the batch's staging cells,
@@ -292,7 +402,7 @@ BatchResult EncodeBatch(BatchEncoder& encoder, const Regions& r, std::uint32_t b
                                std::span<const std::uint8_t>(
                                    in + in_records,
                                    std::uint64_t{a.batch_pages} * kPageSize - in_records),
-                               hzram::MutablePageList(out, pages), status.first(pages), watchdog);
+                               hzram::MutablePageList(out, pages), status.first(pages), time);
     if (ret >= 0) {
       for (std::uint64_t i = 0; i < pages; i++) {
         hzram_page_record rec{};

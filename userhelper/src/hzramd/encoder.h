@@ -8,6 +8,8 @@
 
 #include <linux/hzram.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -20,24 +22,72 @@
 
 namespace hzramd {
 
+using Clock = std::chrono::steady_clock;
+
+// The steady clock, in ns (heartbeats: ServeStats::alive_ns).
+std::int64_t MonotonicNs();
+
+// The module's default offload_timeout_ms, for a device whose own cannot
+// be read; and the range the module takes.
+inline constexpr std::uint32_t kDefaultOffloadTimeoutMs = 1000;
+inline constexpr std::uint32_t kMinOffloadTimeoutMs = 10, kMaxOffloadTimeoutMs = 60000;
+// The longest the watchdog waits for a backend batch: one that takes this
+// long is hung for any purpose.
+inline constexpr std::uint32_t kMaxWatchdogMs = 2000;
+
+// The backend watchdog for a device whose offload_timeout_ms is
+// @timeout_ms: a quarter of it, at most kMaxWatchdogMs; the rest of the
+// module's time is for the wait before the batch was fetched, the CPU's
+// redo and the commit. Seconds.
+double WatchdogSeconds(std::uint32_t timeout_ms);
+
+// A batch's time. The module takes a batch back offload_timeout_ms after
+// it queued it, whatever hzramd was doing: the time the batch then waits
+// in hzramd (behind the device's other batches, for its turn at the
+// shared encoder) is no backend's to spend. So a backend (GPU) must be
+// done with the batch by its deadline, the device's watchdog after the
+// batch was fetched; what it has not finished by then is given up and
+// redone on the CPU.
+struct BatchTime {
+  Clock::time_point fetched{};  // when its FETCH completed
+  double watchdog_s = 0.25;     // WatchdogSeconds() of the device's offload_timeout_ms
+  // Beaten (MonotonicNs()) while the batch waits for its turn at the
+  // encoder and while the encoder waits for the backend: the device
+  // loop's heartbeat (ServeStats::alive_ns). Null: none.
+  std::atomic<std::int64_t>* heartbeat = nullptr;
+
+  // By when the backend must be done with it.
+  Clock::time_point deadline() const;
+  // The last moment the backend may be given it: half the watchdog after
+  // the fetch. Later, the CPU does the whole batch at once (the backend,
+  // given less than half its time, would be dropped for a hang it does
+  // not have); a batch still waiting for its turn then leaves the queue
+  // for the CPU codec.
+  Clock::time_point latest_start() const;
+};
+
+// The time of a batch of a device whose offload_timeout_ms is
+// @timeout_ms, fetched at @fetched.
+BatchTime TimeOfBatch(std::uint32_t timeout_ms, Clock::time_point fetched,
+                      std::atomic<std::int64_t>* heartbeat = nullptr);
+
 // Compresses batches of pages into the codec's record layout.
 class BatchEncoder {
  public:
   virtual ~BatchEncoder() = default;
   // As hzram::Codec::Compress: records[i] for pages[i], their data in
   // @data (Codec::ArenaBytes(n) bytes). Returns 0 or a negative errno.
-  // May be called from several threads (calls are serialised).
-  // @watchdog_s: how long a backend batch (GPU) may take from its
-  // submission before it is given up and redone on the CPU
-  // (WatchdogSeconds() of the device's offload_timeout_ms).
+  // May be called from several threads: the callers take turns, in the
+  // order they came; @time (see BatchTime) bounds the backend's part and
+  // the wait for the turn.
   virtual int Encode(const hzram::PageList& pages, std::span<hzram_page_record> records,
-                     std::span<std::uint8_t> data, double watchdog_s) = 0;
+                     std::span<std::uint8_t> data, const BatchTime& time) = 0;
   // As hzram::Codec::Decompress: @records (their data in @data) into
   // @pages, a status per page. Returns the number of pages that failed,
   // or a negative errno if the backend did.
   virtual int Decode(std::span<const hzram_page_record> records,
                      std::span<const std::uint8_t> data, const hzram::MutablePageList& pages,
-                     std::span<int> status, double watchdog_s) = 0;
+                     std::span<int> status, const BatchTime& time) = 0;
   // What it runs on, e.g. "cpu, 2 threads, avx2".
   virtual std::string Describe() const = 0;
   // Whether a backend (a GPU) works beside the CPU codec, still.
@@ -62,27 +112,19 @@ std::unique_ptr<BatchEncoder> MakeEncoder(Backend backend, unsigned threads, std
 // hybrid, @device named @name (the GPU's, or a stand-in): every batch goes
 // through one hzram::HybridCodec, which splits it (hybrid: by measured
 // speeds, calibrated here; gpu: the device takes all it can), watches the
-// device's batches (the watchdog, from each batch's submission), redoes
-// on the CPU what the device failed or did not finish in time, and drops
+// device's batches (until each batch's deadline, BatchTime), redoes on
+// the CPU what the device failed or did not finish in time, and drops
 // the device for the CPU when it fails, hangs or keeps refusing batches;
-// the encoder logs that, once. nullptr and *error on failure.
+// the encoder logs that, once. The callers (the devices' loops) take
+// turns in the order they came. While the device is in use, a turn may
+// last up to the watchdog of the batch in hand (2 s at most): a batch
+// still waiting for its turn at its latest start leaves the queue and is
+// encoded on the CPU codec at once, beside the turn, so that one
+// device's hung batch makes no other device late. nullptr and *error on
+// failure.
 std::unique_ptr<BatchEncoder> MakeEncoderOn(Backend backend, std::unique_ptr<hzram::Codec> cpu,
                                             std::unique_ptr<hzram::AsyncBackend> device,
                                             const std::string& name, std::string* error);
-
-// The module's default offload_timeout_ms, for a device whose own cannot
-// be read; and the range the module takes.
-inline constexpr std::uint32_t kDefaultOffloadTimeoutMs = 1000;
-inline constexpr std::uint32_t kMinOffloadTimeoutMs = 10, kMaxOffloadTimeoutMs = 60000;
-// The longest the watchdog waits for a backend batch: one that takes this
-// long is hung for any purpose.
-inline constexpr std::uint32_t kMaxWatchdogMs = 2000;
-
-// The backend watchdog for a device whose offload_timeout_ms is
-// @timeout_ms: a quarter of it, at most kMaxWatchdogMs; the rest of the
-// module's time is for the wait before the batch was fetched, the CPU's
-// redo and the commit. Seconds.
-double WatchdogSeconds(std::uint32_t timeout_ms);
 
 // A device's regions: its attach reply and where the two are mapped.
 struct Regions {
@@ -90,7 +132,8 @@ struct Regions {
   const std::uint8_t* ro = nullptr;  // info.ro_size bytes: descriptors, then staging
   std::uint8_t* rw = nullptr;        // info.rw_size bytes: output slots
   // The device's offload_timeout_ms at attach: a batch not committed by
-  // then is the module's again.
+  // then is the module's again. It may change while the device is
+  // attached: DeviceIo::offload_timeout_ms() is the current one.
   std::uint32_t offload_timeout_ms = kDefaultOffloadTimeoutMs;
 };
 
@@ -144,9 +187,10 @@ struct BatchResult {
 // kMaxBatchPages entries, the caller's, so that nothing is allocated per
 // batch) gets the pages' statuses. *desc gets the descriptor as read (its
 // seq goes into the COMMIT). A decoded batch where only some pages failed
-// is kEncoded. @batch must be below info.nr_batches.
+// is kEncoded. @batch must be below info.nr_batches. @time: the batch's
+// (BatchTime), for the encoder.
 BatchResult EncodeBatch(BatchEncoder& encoder, const Regions& r, std::uint32_t batch,
-                        hzram_batch_desc* desc, std::span<int> status);
+                        hzram_batch_desc* desc, std::span<int> status, const BatchTime& time);
 
 }  // namespace hzramd
 

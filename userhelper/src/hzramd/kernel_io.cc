@@ -79,16 +79,15 @@ std::unique_ptr<DeviceIo> KernelIo::Attach(unsigned device, int stop_fd, AttachF
   }
   io->regions_.rw = static_cast<std::uint8_t*>(rw);
   // The module's time for a batch, which the backend's watchdog keeps well
-  // within (WatchdogSeconds()).
+  // within (WatchdogSeconds()); read again by RefreshTimeout().
   char path[64];
   std::snprintf(path, sizeof(path), "/sys/block/" HZRAM_DEVICE_PREFIX "%u/offload_timeout_ms",
                 device);
-  if (int err = ReadTimeoutMs(path, &io->regions_.offload_timeout_ms)) {
+  if (int err = io->timeout_.Open(path))
     HZ_WARN("hzram%u: %s: %s: taking the module's default, %u ms", device, path,
             err == -EINVAL ? "not a time-out in 10..60000 ms" : std::strerror(-err),
             kDefaultOffloadTimeoutMs);
-    io->regions_.offload_timeout_ms = kDefaultOffloadTimeoutMs;
-  }
+  io->regions_.offload_timeout_ms = io->timeout_.ms();
   if (int err = io->Setup(stop_fd)) {
     *f = {AttachFailure::kRing, -err, ""};
     return nullptr;
@@ -97,16 +96,44 @@ std::unique_ptr<DeviceIo> KernelIo::Attach(unsigned device, int stop_fd, AttachF
 }
 
 std::unique_ptr<KernelIo> KernelIo::ForFile(int fd, const Regions& regions, unsigned device,
-                                            int stop_fd, int* err) {
-  std::unique_ptr<KernelIo> io(new KernelIo());
+                                            int stop_fd, int* err,
+                                            const std::string& timeout_path) {
+  std::unique_ptr<KernelIo> io(new KernelIo(regions.offload_timeout_ms));
   io->device_ = device;
   io->fd_ = fd;
   io->regions_ = regions;
+  if (!timeout_path.empty()) {
+    io->timeout_.Open(timeout_path);
+    io->regions_.offload_timeout_ms = io->timeout_.ms();
+  }
   if ((*err = io->Setup(stop_fd))) return nullptr;
   return io;
 }
 
-int KernelIo::ReadTimeoutMs(const char* path, std::uint32_t* ms) {
+bool KernelIo::RefreshTimeout() {
+  bool changed = false;
+  if (int err = timeout_.Refresh(&changed))
+    HZ_DEBUG("hzram%u: %s: %s", device_, timeout_.path().c_str(),
+             err == -EINVAL ? "not a time-out in 10..60000 ms" : std::strerror(-err));
+  return changed;
+}
+
+int OffloadTimeout::Open(std::string path) {
+  path_ = std::move(path);
+  bool changed;
+  return Refresh(&changed);
+}
+
+int OffloadTimeout::Refresh(bool* changed) {
+  *changed = false;
+  if (path_.empty()) return 0;
+  std::uint32_t ms;
+  if (int err = Read(path_.c_str(), &ms)) return err;
+  *changed = ms_.exchange(ms, std::memory_order_relaxed) != ms;
+  return 0;
+}
+
+int OffloadTimeout::Read(const char* path, std::uint32_t* ms) {
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -errno;
   char buf[32];

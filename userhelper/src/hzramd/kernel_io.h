@@ -8,26 +8,52 @@
 
 #include <liburing.h>
 
+#include <atomic>
 #include <memory>
+#include <string>
 
 #include "daemon.h"
 
 namespace hzramd {
+
+// A device's offload_timeout_ms, from its sysfs attribute
+// (/sys/block/hzramN/offload_timeout_ms): read when the device is
+// attached, and again by Refresh() (the daemon's main loop, about once a
+// second), since the module lets it change while the device is attached.
+// Any thread may read ms(); reading never blocks nor allocates.
+class OffloadTimeout {
+ public:
+  // @ms until the attribute is read.
+  explicit OffloadTimeout(std::uint32_t ms = kDefaultOffloadTimeoutMs) : ms_(ms) {}
+
+  // Read the attribute at @path from now on: now (0, or the negative
+  // errno of Read(): ms() stays as it was) and at each Refresh().
+  int Open(std::string path);
+  // Read it again: 0 (*changed: whether it changed), or the negative
+  // errno of Read() (ms() stays as it was); 0 with no path.
+  int Refresh(bool* changed);
+
+  std::uint32_t ms() const { return ms_.load(std::memory_order_relaxed); }
+  const std::string& path() const { return path_; }
+
+  // The attribute at @path: a whole number of milliseconds in the
+  // module's range (10..60000), a newline after it or not. Returns 0 and
+  // *ms, -errno if it cannot be read, or -EINVAL for anything else.
+  static int Read(const char* path, std::uint32_t* ms);
+
+ private:
+  std::string path_;
+  std::atomic<std::uint32_t> ms_;
+};
 
 class KernelIo final : public DeviceIo {
  public:
   // Open HZRAM_CONTROL_PATH, attach device @device, map its regions and
   // set up its queue; a poll of @stop_fd (if >= 0) is queued with it. Its
   // offload_timeout_ms is read from sysfs (the module's default, with a
-  // warning, if it cannot be). nullptr and *failure on failure. An
-  // Attacher.
+  // warning, if it cannot be), and again by RefreshTimeout(). nullptr and
+  // *failure on failure. An Attacher.
   static std::unique_ptr<DeviceIo> Attach(unsigned device, int stop_fd, AttachFailure* failure);
-
-  // The attribute at @path (/sys/block/hzramN/offload_timeout_ms): a
-  // whole number of milliseconds in the module's range (10..60000), a
-  // newline after it or not. Returns 0 and *ms, -errno if it cannot be
-  // read, or -EINVAL for anything else.
-  static int ReadTimeoutMs(const char* path, std::uint32_t* ms);
 
   // The io_uring queue of a device of @nr_batches batches (1..
   // kMaxBatches): completion queue entries for a FETCH and a COMMIT of
@@ -40,9 +66,12 @@ class KernelIo final : public DeviceIo {
 
   // A queue of commands on @fd, any open file (the tests use one that
   // answers every command with -EOPNOTSUPP), with @regions; none of them
-  // is owned. nullptr and *err (a negative errno) on failure.
+  // is owned. Its offload_timeout_ms is regions.offload_timeout_ms, or
+  // read from @timeout_path (if not empty) as Attach() reads the
+  // attribute. nullptr and *err (a negative errno) on failure.
   static std::unique_ptr<KernelIo> ForFile(int fd, const Regions& regions, unsigned device,
-                                           int stop_fd, int* err);
+                                           int stop_fd, int* err,
+                                           const std::string& timeout_path = "");
 
   // Unmaps the regions and closes the control fd, then the queue.
   ~KernelIo() override;
@@ -53,15 +82,18 @@ class KernelIo final : public DeviceIo {
   int QueueCommit(std::uint32_t batch, std::uint64_t seq) override;
   int Submit() override;
   int Wait(std::span<Completion> out, int timeout_ms) override;
+  std::uint32_t offload_timeout_ms() const override { return timeout_.ms(); }
+  bool RefreshTimeout() override;
 
  private:
-  KernelIo() = default;
+  explicit KernelIo(std::uint32_t timeout_ms = kDefaultOffloadTimeoutMs) : timeout_(timeout_ms) {}
   int Setup(int stop_fd);
   io_uring_sqe* Sqe();
   int QueueCmd(std::uint32_t op, const hzram_cmd& cmd, std::uint64_t user_data);
 
   unsigned device_ = 0;
   Regions regions_;
+  OffloadTimeout timeout_;
   int fd_ = -1;
   bool owned_ = false;  // fd_ and the mappings are ours
   bool ring_ = false;
