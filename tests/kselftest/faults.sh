@@ -189,9 +189,10 @@ test_writes_that_wait_for_memory_all_go_in() {
 test_waited_object_freed_when_the_write_fails() {
 	setup 64M
 	dd if=/dev/urandom of=/tmp/r bs=1M count=2 status=none
-	# Pages that compress (a page that does not is stored raw after the
-	# wait, from the page itself, without compressing it again).
-	seq 1 300000 | head -c 1M >/tmp/t
+	# Pages that compress well below the huge class (one that does not
+	# is stored raw after the wait, from the page itself, without
+	# compressing it again; LZ4 leaves a page of `seq` output huge).
+	awk 'BEGIN { for (i = 0; i < 30000; i++) printf "line %d of a page that compresses\n", i % 97 }' >/tmp/t
 	aim failslab 100 Y
 	aim fail_page_alloc 100 Y
 	# The first compression of the page succeeds, the one after the wait fails.
@@ -200,6 +201,8 @@ test_waited_object_freed_when_the_write_fails() {
 		fail "writes succeeded with a failing compressor"
 	codec fail_compress 0 1
 	echo "compressor failing: io_stat $(cat /sys/block/$DEV/io_stat); mm_stat $(cat /sys/block/$DEV/mm_stat)"
+	# The write waited for its object (and failed in the compression after).
+	expect_eq "$(tail -n1 /sys/block/$DEV/debug_stat | awk '{print $1}')" 1 "writestall"
 	expect_eq "$(io_field $DEV 2)" 1 "failed writes"
 	expect_eq "$(mm_field $DEV 1)" 0 "orig_data_size"
 	echo 1 >/sys/block/$DEV/compact
