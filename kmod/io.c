@@ -325,16 +325,22 @@ static int hzram_encode_page(struct hzram *hz, const void *src,
 							 PAGE_SIZE, wait);
 				if (IS_ERR_VALUE(handle))
 					return -ENOMEM;
-				enc->handle = handle;
-				enc->len = PAGE_SIZE;
-				return hzram_obj_fill(hz, handle, src,
-						      PAGE_SIZE, !staged);
+				len = PAGE_SIZE;
+				ret = hzram_obj_fill(hz, handle, src, len,
+						     !staged);
+				goto filled;
 			}
 		}
 	}
 	ret = hzram_obj_fill(hz, handle, data, len, !staged);
-	enc->handle = handle;
-	enc->len = len;
+	hzram_strm_put(hz->comp);
+filled:
+	/* What failed freed the object: nothing for the caller to free. */
+	if (!ret) {
+		enc->handle = handle;
+		enc->len = len;
+	}
+	return ret;
 out:
 	hzram_strm_put(hz->comp);
 	return ret;

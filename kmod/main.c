@@ -131,6 +131,7 @@ static int hzram_remove(struct hzram *hz)
 	struct gendisk *disk = hz->disk;
 	bool claimed;
 
+	lockdep_assert_held(&hzram_index_mutex);
 	mutex_lock(&disk->open_mutex);
 	if (disk_openers(disk)) {
 		mutex_unlock(&disk->open_mutex);

@@ -160,6 +160,7 @@ int hzram_batch_hand_out(struct hzram_offload *off, struct hzram_batch *b)
  */
 void hzram_batch_put(struct hzram_offload *off, struct hzram_batch *b)
 {
+	lockdep_assert_not_held(&off->lock);
 	/* Not the last ref (what atomic_dec_and_lock() tries first). */
 	if (atomic_add_unless(&b->pending, -1, 1))
 		return;
@@ -186,6 +187,7 @@ void hzram_batch_put(struct hzram_offload *off, struct hzram_batch *b)
 /* KERNEL batch @b, whose pages are all stored, is FREE again. */
 void hzram_batch_free(struct hzram_offload *off, struct hzram_batch *b)
 {
+	lockdep_assert_not_held(&off->lock);
 	spin_lock(&off->lock);
 	WARN_ON_ONCE(b->state != HZRAM_BATCH_KERNEL);
 	b->state = HZRAM_BATCH_FREE;
@@ -212,6 +214,9 @@ void hzram_batch_store(struct hzram_offload *off, struct hzram_batch *b,
 	const u64 cap = (u64)off->batch_pages * PAGE_SIZE;
 	unsigned int i;
 
+	/* A helper's output is stored under off->mutex (off->scratch). */
+	if (slot)
+		lockdep_assert_held(&off->mutex);
 	if (b->read) {
 		hzram_batch_read_end(off, b, slot);
 		hzram_batch_free(off, b);

@@ -320,6 +320,7 @@ static int hzram_offload_link(struct file *file, struct hzram *hz,
 	unsigned int batch_pages;
 	int ret = 0;
 
+	lockdep_assert_held(&hzram_index_mutex);	/* @hz stays */
 	for (;;) {
 		batch_pages = READ_ONCE(hz->offp.batch_pages);
 		hzram_delay(HZRAM_DELAY_ATTACH);
