@@ -160,7 +160,7 @@ build/fuzz/fuzz_decompress: build/fuzz/fuzz_decompress.o $(FUZZ_PAGE:%=build/fuz
 build/fuzz/fuzz_records: build/fuzz/fuzz_records.o $(FUZZ_BATCH:%=build/fuzz/%.o)
 	clang++ $(FUZZ_FLAGS) -o $@ $^
 
-# Fuzz both for FUZZ_SECONDS in all, half each (make check: 60 s), from
+# Fuzz both for FUZZ_SECONDS in all, half each (make check: 30 s), from
 # seeds made of the page corpus.
 FUZZ_SECONDS ?= 60
 fuzz-run: fuzz userhelper

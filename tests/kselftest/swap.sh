@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # hzram as swap in a small guest, with hzramd: a program allocates and
-# verifies 3 times the guest's memory of patterned data in one pass that
+# verifies twice the guest's memory of patterned data in one pass that
 # brings every page back from swap, while hzramd compresses, is killed,
 # and is started again (see the test); on the debug kernel, where KASAN
 # and lockdep make every page slow, 48 MiB more than the memory available
@@ -29,7 +29,7 @@ pswp() {
 	awk -v k="pswp$1" '$1 == k {print $2}' /proc/vmstat
 }
 
-# One verifying pass over 3 times the memory through swap, every page out
+# One verifying pass over twice the memory through swap, every page out
 # and back (on the debug kernel 48 MiB more than MemAvailable, walking
 # backwards, swap_verify -r: only what did not fit goes out and comes
 # back; MemAvailable being an estimate, at least 32 MiB of it must).
@@ -41,7 +41,7 @@ pswp() {
 test_swap_with_hzramd_killed_and_restarted() {
 	local mem_mib want rc over in0 out0 swapped_in swapped_out reverse= pid out
 	mem_mib=$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo)
-	want=$((mem_mib * 3))
+	want=$((mem_mib * 2))
 	over=$((want - mem_mib))
 	modprobe hzram
 	DEV=hzram0
