@@ -41,6 +41,7 @@
 #endif
 #include "kernel_io.h"
 #include "loopback.h"
+#include "notify.h"
 #include "options.h"
 #include "program.h"
 #include "slow_backend.h"
@@ -62,6 +63,60 @@ using hzram::test::WordPage;
 ParseResult Parse(std::vector<const char*> args, Options* o, std::string* error) {
   args.insert(args.begin(), "hzramd");
   return ParseOptions(static_cast<int>(args.size()), args.data(), o, error);
+}
+
+// systemd's notifications, hzramd's own: to a path or an abstract
+// socket, nothing without $NOTIFY_SOCKET, an error for a bad one; the
+// watchdog's interval only for this process and a positive number.
+TEST(NotifyTest, SendsToAPathOrAnAbstractSocket) {
+  for (const bool abstract : {false, true}) {
+    const std::string name = "/tmp/hzramd-notify-test-" + std::to_string(getpid());
+    const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ASSERT_LE(0, fd);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::memcpy(a.sun_path, name.data(), name.size());
+    socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size());
+    if (abstract)
+      a.sun_path[0] = 0;  // "@tmp/hzramd-...": the same name, abstract
+    else
+      unlink(name.c_str()), len++;
+    ASSERT_EQ(0, bind(fd, reinterpret_cast<sockaddr*>(&a), len));
+    setenv("NOTIFY_SOCKET", (abstract ? "@" + name.substr(1) : name).c_str(), 1);
+    EXPECT_EQ(1, hzramd::Notify("READY=1\nSTATUS=serving"));
+    char buf[64] = {};
+    EXPECT_EQ(22, recv(fd, buf, sizeof(buf), MSG_DONTWAIT));
+    EXPECT_STREQ("READY=1\nSTATUS=serving", buf);
+    close(fd);
+    if (!abstract) unlink(name.c_str());
+  }
+  setenv("NOTIFY_SOCKET", "relative/path", 1);
+  EXPECT_EQ(-EINVAL, hzramd::Notify("READY=1"));
+  setenv("NOTIFY_SOCKET", "/nonexistent/hzramd-notify", 1);
+  EXPECT_EQ(-ENOENT, hzramd::Notify("READY=1"));
+  unsetenv("NOTIFY_SOCKET");
+  EXPECT_EQ(0, hzramd::Notify("READY=1"));
+}
+
+TEST(NotifyTest, WatchdogForThisProcessOnly) {
+  std::uint64_t us = 7;
+  unsetenv("WATCHDOG_USEC");
+  unsetenv("WATCHDOG_PID");
+  EXPECT_FALSE(hzramd::WatchdogEnabled(&us));
+  for (const char* bad : {"", "0", "-5", "12x", "x"}) {
+    setenv("WATCHDOG_USEC", bad, 1);
+    EXPECT_FALSE(hzramd::WatchdogEnabled(&us)) << bad;
+  }
+  EXPECT_EQ(7u, us);
+  setenv("WATCHDOG_USEC", "2000000", 1);
+  EXPECT_TRUE(hzramd::WatchdogEnabled(&us));
+  EXPECT_EQ(2000000u, us);
+  setenv("WATCHDOG_PID", std::to_string(getpid()).c_str(), 1);
+  EXPECT_TRUE(hzramd::WatchdogEnabled(&us));
+  setenv("WATCHDOG_PID", std::to_string(getpid() + 1).c_str(), 1);
+  EXPECT_FALSE(hzramd::WatchdogEnabled(&us));
+  unsetenv("WATCHDOG_PID");
+  unsetenv("WATCHDOG_USEC");
 }
 
 TEST(OptionsTest, Defaults) {

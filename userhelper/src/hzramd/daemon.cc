@@ -9,7 +9,6 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
-#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +19,7 @@
 #include <thread>
 
 #include "log.h"
+#include "notify.h"
 
 #ifndef PR_SET_IO_FLUSHER
 #define PR_SET_IO_FLUSHER 57
@@ -343,7 +343,7 @@ int RunDaemon(const Options& o, const Attacher& attach, const EncoderMaker& make
   // in a call that never returns) stops the pings, and systemd restarts
   // the daemon.
   std::uint64_t watchdog_us = 0;
-  const bool watchdog = sd_watchdog_enabled(0, &watchdog_us) > 0 && watchdog_us > 0;
+  const bool watchdog = WatchdogEnabled(&watchdog_us);
   const std::int64_t watchdog_ns = static_cast<std::int64_t>(watchdog_us) * 1000;
   ServeOptions so;
   int poll_ms = kTimeoutRefreshMs;
@@ -371,14 +371,14 @@ int RunDaemon(const Options& o, const Attacher& attach, const EncoderMaker& make
   std::string names;
   for (unsigned device : o.devices)
     names += (names.empty() ? "hzram" : ", hzram") + std::to_string(device);
-  sd_notifyf(0, "READY=1\nSTATUS=serving %s (%s)", names.c_str(), encoder->Describe().c_str());
+  Notify("READY=1\nSTATUS=serving " + names + " (" + encoder->Describe() + ")");
 
   bool stopping = false;
   auto stop = [&](const char* why) {
     if (stopping) return;
     stopping = true;
     HZ_INFO("%s: stopping", why);
-    sd_notify(0, "STOPPING=1\nSTATUS=stopping: committing the batches in hand");
+    Notify("STOPPING=1\nSTATUS=stopping: committing the batches in hand");
     const std::uint64_t one = 1;
     if (write(stop_fd, &one, sizeof(one)) < 0) HZ_ERR("eventfd: %s", std::strerror(errno));
   };
@@ -416,7 +416,7 @@ int RunDaemon(const Options& o, const Attacher& attach, const EncoderMaker& make
       }
     }
     if (!alive) return;
-    sd_notify(0, "WATCHDOG=1");
+    Notify("WATCHDOG=1");
     last_ping = now;
   };
   while (running) {
@@ -434,7 +434,7 @@ int RunDaemon(const Options& o, const Attacher& attach, const EncoderMaker& make
       last_refresh = now;
     }
     if (!stopping && now - last_status >= std::int64_t{kStatusIntervalMs} * 1000000) {
-      sd_notifyf(0, "STATUS=%s", StatusLine(served).c_str());
+      Notify("STATUS=" + StatusLine(served));
       last_status = now;
     }
     if (p[0].revents & POLLIN) {
