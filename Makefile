@@ -79,6 +79,7 @@ bench: deps userhelper
 	bench/zram-compare
 	bench/swap-compare
 	bench/offload-compare
+	bench/offload-profile
 
 dkms-install:
 	scripts/dkms install
