@@ -103,7 +103,7 @@ TEST(NotifyTest, WatchdogForThisProcessOnly) {
   unsetenv("WATCHDOG_USEC");
   unsetenv("WATCHDOG_PID");
   EXPECT_FALSE(hzramd::WatchdogEnabled(&us));
-  for (const char* bad : {"", "0", "-5", "12x", "x"}) {
+  for (const char* bad : {"", "0", "-5", "12x", "x", "18446744073709551615", "9223372036854776"}) {
     setenv("WATCHDOG_USEC", bad, 1);
     EXPECT_FALSE(hzramd::WatchdogEnabled(&us)) << bad;
   }
@@ -1215,7 +1215,7 @@ Options DaemonOptions(std::vector<unsigned> devices) {
   return o;
 }
 
-// A socket in place of systemd's, for sd_notify(). A datagram socket
+// A socket in place of systemd's, for hzramd's notifications. A datagram socket
 // queues only a few messages (net.unix.max_dgram_qlen), then the sender
 // waits: a thread takes them as they come, each with the time it came.
 class NotifySocket {

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <charconv>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -50,7 +51,8 @@ int Notify(std::string_view state) {
 
 bool WatchdogEnabled(std::uint64_t* usec) {
   const std::uint64_t us = EnvNumber("WATCHDOG_USEC");
-  if (!us) return false;
+  // systemd's "infinity" and anything whose nanoseconds overflow: none.
+  if (!us || us > static_cast<std::uint64_t>(INT64_MAX) / 1000) return false;
   if (const char* pid = std::getenv("WATCHDOG_PID"); pid && *pid) {
     if (EnvNumber("WATCHDOG_PID") != static_cast<std::uint64_t>(getpid())) return false;
   }
