@@ -115,6 +115,11 @@ enum hzram_enc_mode {
 	 * fails), because nothing else holds its data.
 	 */
 	HZRAM_ENC_STAGED,
+	/*
+	 * A staged swap-out: as HZRAM_ENC_STAGED, and first, as the swap-out
+	 * would have, from the memory reserves rather than by reclaim.
+	 */
+	HZRAM_ENC_STAGED_SWAP,
 };
 
 /* What became of a staged page (hzram_store_staged()). */
@@ -286,7 +291,7 @@ enum hzram_store_result hzram_store_staged(struct hzram *hz, u32 index,
 					   unsigned long cell, const void *page,
 					   const struct hzram_page_record *rec,
 					   const void *data, void *scratch,
-					   bool *refused);
+					   bool swap, bool *refused);
 void hzram_stage_install(struct hzram *hz, u32 index, unsigned long cell);
 
 /* offload.c, offload_read.c, offload_ctl.c: the helper (hzramd). */
@@ -295,7 +300,8 @@ void hzram_offload_exit(void);
 int hzram_ctl_register(void);
 void hzram_ctl_unregister(void);
 void hzram_offload_params_init(struct hzram_offload_params *p);
-bool hzram_offload_stage(struct hzram *hz, u32 index, const void *src);
+bool hzram_offload_stage(struct hzram *hz, u32 index, const void *src,
+			 bool swap);
 void hzram_offload_start(struct hzram *hz);
 void hzram_offload_stop(struct hzram *hz);
 void hzram_offload_unlink(struct hzram *hz);

@@ -203,6 +203,29 @@ static unsigned long hzram_zs_alloc_nowait(struct hzram *hz, unsigned int len,
 }
 
 /*
+ * Allocate @len bytes for a staged page, whose write has completed: as
+ * for the swap-out it came from if @swap (a swap-out's page is gone once
+ * staged: storing it is reclaim's own work, done later), and then
+ * waiting for memory without I/O, whatever it takes. Reclaim without I/O
+ * cannot swap: where anonymous memory is most of what there is, it scans
+ * the whole LRU and takes nothing, which ages it, so that what is in use
+ * is swapped out next (on 6.1's LRU: 35 times zram's pages scanned, 25%
+ * more major faults).
+ */
+static unsigned long hzram_zs_alloc_staged(struct hzram *hz, unsigned int len,
+					   bool swap)
+{
+	unsigned long handle = hzram_zs_alloc_nowait(hz, len, swap);
+
+	if (IS_ERR_VALUE(handle)) {
+		atomic64_inc(&hz->stats.writestall);
+		handle = hzram_zs_malloc(hz->mem_pool, len,
+					 HZRAM_GFP_WAIT | __GFP_NOFAIL);
+	}
+	return handle;
+}
+
+/*
  * Copy @len bytes of encoded page data into the new object @handle of
  * @len bytes. Enforces mem_limit: past it, @handle is freed and -ENOMEM
  * returned.
@@ -281,7 +304,8 @@ static int hzram_encode_compress(struct hzram *hz, struct hzram_strm *strm,
 static int hzram_encode_page(struct hzram *hz, const void *src,
 			     enum hzram_enc_mode mode, struct hzram_enc *enc)
 {
-	const bool staged = mode == HZRAM_ENC_STAGED;
+	const bool staged = mode == HZRAM_ENC_STAGED ||
+			    mode == HZRAM_ENC_STAGED_SWAP;
 	const gfp_t wait = HZRAM_GFP_WAIT | (staged ? __GFP_NOFAIL : 0);
 	struct hzram_strm *strm;
 	unsigned int len, again;
@@ -297,7 +321,8 @@ static int hzram_encode_page(struct hzram *hz, const void *src,
 	ret = hzram_encode_compress(hz, strm, src, staged, &data, &len);
 	if (ret)
 		goto out;
-	handle = hzram_zs_alloc_nowait(hz, len, mode == HZRAM_ENC_SWAP);
+	handle = hzram_zs_alloc_nowait(hz, len, mode == HZRAM_ENC_SWAP ||
+				       mode == HZRAM_ENC_STAGED_SWAP);
 	if (IS_ERR_VALUE(handle)) {
 		hzram_strm_put(hz->comp);
 		atomic64_inc(&hz->stats.writestall);
@@ -411,7 +436,7 @@ static int hzram_write_page(struct hzram *hz, u32 index, const void *src,
 		enc.handle = 0;
 		enc.len = 0;
 		enc.has_csum = false;
-	} else if (hzram_offload_stage(hz, index, src)) {
+	} else if (hzram_offload_stage(hz, index, src, swap)) {
 		return 0;
 	} else {
 		ret = hzram_encode_page(hz, src, swap ? HZRAM_ENC_SWAP :
@@ -583,10 +608,11 @@ static bool hzram_obj_matches(struct hzram *hz, unsigned long handle,
  * @rec was copied out of the helper's reach and checked against the
  * arena's bounds; @data is read once, into the new object, and the object
  * is what is checked. A record the page does not match sets *@refused.
+ * @swap: the page was a swap-out (hzram_zs_alloc_staged()).
  */
 static bool hzram_enc_from_record(struct hzram *hz, const void *page,
 				  const struct hzram_page_record *rec,
-				  const void *data, void *scratch,
+				  const void *data, void *scratch, bool swap,
 				  struct hzram_enc *enc, bool *refused)
 {
 	unsigned int len = rec->length;
@@ -618,16 +644,11 @@ static bool hzram_enc_from_record(struct hzram *hz, const void *page,
 		return false;	/* not encoded: the module does it */
 	}
 	/*
-	 * The write was acknowledged when it was staged: wait for memory as
-	 * a staged page compressed here would (the helper's commit may
-	 * sleep, and allocates without I/O).
+	 * The write was acknowledged when it was staged: allocate as a
+	 * staged page compressed here would (the helper's commit may sleep,
+	 * and allocates without I/O).
 	 */
-	handle = hzram_zs_malloc(hz->mem_pool, len, HZRAM_GFP);
-	if (IS_ERR_VALUE(handle)) {
-		atomic64_inc(&hz->stats.writestall);
-		handle = hzram_zs_malloc(hz->mem_pool, len,
-					 HZRAM_GFP_WAIT | __GFP_NOFAIL);
-	}
+	handle = hzram_zs_alloc_staged(hz, len, swap);
 	hzram_obj_fill(hz, handle, data, len, false);
 	if (len < PAGE_SIZE && READ_ONCE(hz->offp.verify) &&
 	    !hzram_obj_matches(hz, handle, len, page, scratch)) {
@@ -654,6 +675,7 @@ static bool hzram_enc_from_record(struct hzram *hz, const void *page,
  *	out of the helper's reach; NULL: compress in the kernel
  * @data: the record's bytes in the output arena
  * @scratch: a page to decode into, for offload_verify
+ * @swap: the page was staged by a swap-out (how to wait for memory)
  * @refused: set if @rec did not match the page (SAME of another word, LZ4
  *	that does not decode to it): then the page is compressed here
  *
@@ -667,7 +689,7 @@ enum hzram_store_result hzram_store_staged(struct hzram *hz, u32 index,
 					   unsigned long cell, const void *page,
 					   const struct hzram_page_record *rec,
 					   const void *data, void *scratch,
-					   bool *refused)
+					   bool swap, bool *refused)
 {
 	struct hzram_enc enc;
 	bool helper = false;
@@ -679,10 +701,11 @@ enum hzram_store_result hzram_store_staged(struct hzram *hz, u32 index,
 		return HZRAM_STORED_STALE;
 	if (rec)
 		helper = hzram_enc_from_record(hz, page, rec, data, scratch,
-					       &enc, refused);
+					       swap, &enc, refused);
 	/* A staged page is stored whatever it takes (__GFP_NOFAIL). */
-	if (!helper && WARN_ON_ONCE(hzram_encode(hz, page, HZRAM_ENC_STAGED,
-						 &enc)))
+	if (!helper && WARN_ON_ONCE(hzram_encode(hz, page, swap ?
+						 HZRAM_ENC_STAGED_SWAP :
+						 HZRAM_ENC_STAGED, &enc)))
 		return HZRAM_STORED_STALE;
 	hzram_slot_lock(hz, index);
 	if (!hzram_slot_staged_in(hz, index, cell)) {

@@ -23,6 +23,7 @@
  */
 #include "offload.h"
 
+#include <linux/bitmap.h>
 #include <linux/jiffies.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -249,7 +250,8 @@ void hzram_batch_store(struct hzram_offload *off, struct hzram_batch *b,
 		res = hzram_store_staged(hz, b->index[i], cell,
 					 hzram_cell_page(off, cell), r,
 					 r ? data + r->value : NULL,
-					 off->scratch, &refused);
+					 off->scratch, test_bit(i, b->swap),
+					 &refused);
 		if (refused)
 			hzram_offload_count(hz, HZRAM_OFF_VERIFY_FAILED);
 		if (res == HZRAM_STORED_HELPER) {
@@ -306,13 +308,15 @@ static struct hzram_batch *hzram_batch_close(struct hzram_offload *off)
  * @hz: the device
  * @index: the page
  * @src: its new content (not same-filled)
+ * @swap: the write is a swap-out
  *
  * Called in the writer's context; never sleeps but for the slot lock.
  *
  * Return: true if the page was staged (the write is done); false if the
  * writer must compress it itself (no helper, or no room).
  */
-bool hzram_offload_stage(struct hzram *hz, u32 index, const void *src)
+bool hzram_offload_stage(struct hzram *hz, u32 index, const void *src,
+			 bool swap)
 {
 	struct hzram_offload *off;
 	struct hzram_batch *b = NULL;
@@ -357,6 +361,7 @@ bool hzram_offload_stage(struct hzram *hz, u32 index, const void *src)
 	/* Our ref keeps the batch CLOSED at most, and the stop waits: off stays. */
 	memcpy(hzram_cell_page(off, hzram_cell(off, b, i)), src, PAGE_SIZE);
 	b->index[i] = index;
+	assign_bit(i, b->swap, swap);	/* atomic: others set their bits */
 	hzram_stage_install(hz, index, hzram_cell(off, b, i));
 	if (full)
 		hzram_batch_put(off, b);	/* the open ref */
@@ -566,6 +571,7 @@ void hzram_offload_free(struct hzram_offload *off)
 	for (i = 0; i < HZRAM_OFFLOAD_BATCHES; i++) {
 		kvfree(off->batches[i].index);
 		kvfree(off->batches[i].csum);
+		bitmap_free(off->batches[i].swap);
 	}
 	if (off->task)
 		put_task_struct(off->task);
@@ -609,7 +615,9 @@ struct hzram_offload *hzram_offload_alloc(unsigned int batch_pages)
 						 GFP_KERNEL);
 		off->batches[i].csum = kvcalloc(batch_pages, sizeof(u32),
 						GFP_KERNEL);
-		if (!off->batches[i].index || !off->batches[i].csum)
+		off->batches[i].swap = bitmap_zalloc(batch_pages, GFP_KERNEL);
+		if (!off->batches[i].index || !off->batches[i].csum ||
+		    !off->batches[i].swap)
 			goto err;
 	}
 	return off;

@@ -99,6 +99,7 @@ struct hzram_batch {
 	ktime_t handed;			/* when it was handed out */
 	u32 *index;			/* the slot of each cell (a read: the
 					 * page of the bio) */
+	unsigned long *swap;		/* cells staged by a swap-out */
 	/* A read batch (HZRAM_OP_DECOMPRESS): */
 	bool read;
 	bool verify;			/* check csum[] (offload_verify) */
