@@ -10,6 +10,10 @@
  * counts the passes that slept, so that a test knows when a path is
  * there and can make another event happen at that moment.
  *
+ * short_nowait_times: the next _times allocations of compressed pages
+ * that may not reclaim (the first try of each, without the memory
+ * reserves) fail as if memory were short; short_nowait_hits counts them.
+ *
  * fail_compress and fail_decompress, where the kernel has
  * CONFIG_FAULT_INJECTION_DEBUG_FS: the kernel's fault_attr knobs
  * (probability, interval, times, ... see
@@ -38,7 +42,19 @@ static struct {
 	atomic_t hits;
 } hzram_delays[HZRAM_NR_DELAYS];
 
+static atomic_t hzram_short_nowait_times, hzram_short_nowait_hits;
+
 static struct dentry *hzram_debugfs;
+
+/* An allocation point that may not reclaim: true if it is to fail. */
+bool hzram_short_nowait(void)
+{
+	if (likely(!atomic_read(&hzram_short_nowait_times)) ||
+	    atomic_dec_if_positive(&hzram_short_nowait_times) < 0)
+		return false;
+	atomic_inc(&hzram_short_nowait_hits);
+	return true;
+}
 
 /* A delay point: sleeps if a test asked for it here. May sleep anyway. */
 void hzram_delay(enum hzram_delay_point point)
@@ -101,6 +117,10 @@ void hzram_fault_init(void)
 		debugfs_create_atomic_t(name, 0400, hzram_debugfs,
 					&hzram_delays[i].hits);
 	}
+	debugfs_create_atomic_t("short_nowait_times", 0600, hzram_debugfs,
+				&hzram_short_nowait_times);
+	debugfs_create_atomic_t("short_nowait_hits", 0400, hzram_debugfs,
+				&hzram_short_nowait_hits);
 	hzram_fail_init();
 }
 

@@ -315,8 +315,10 @@ extern struct mutex hzram_offload_mutex;
  * fault.c: fault injection, in modules built with HZRAM_FAULT_INJECTION=y
  * (the tests' builds). Delay points hold a path at a chosen place for a
  * while, so that tests can make another event happen right there
- * (/sys/kernel/debug/hzram/delay_<point>); the compressor and the
- * decompressor fail on demand where the kernel has fault injection.
+ * (/sys/kernel/debug/hzram/delay_<point>); allocations that may not
+ * reclaim find memory short on demand (short_nowait_times); the
+ * compressor and the decompressor fail on demand where the kernel has
+ * fault injection.
  */
 enum hzram_delay_point {
 	HZRAM_DELAY_PUT,		/* a batch's last ref, about to go */
@@ -330,10 +332,12 @@ enum hzram_delay_point {
 
 #ifdef HZRAM_FAULT_INJECTION
 void hzram_delay(enum hzram_delay_point point);
+bool hzram_short_nowait(void);
 void hzram_fault_init(void);
 void hzram_fault_exit(void);
 #else
 static inline void hzram_delay(enum hzram_delay_point point) { }
+static inline bool hzram_short_nowait(void) { return false; }
 static inline void hzram_fault_init(void) { }
 static inline void hzram_fault_exit(void) { }
 #endif

@@ -193,7 +193,10 @@ static unsigned long hzram_zs_alloc_nowait(struct hzram *hz, unsigned int len,
 	unsigned long handle;
 	unsigned int flags;
 
-	handle = hzram_zs_malloc(hz->mem_pool, len, HZRAM_GFP);
+	if (hzram_short_nowait())
+		handle = (unsigned long)-ENOMEM;
+	else
+		handle = hzram_zs_malloc(hz->mem_pool, len, HZRAM_GFP);
 	if (!IS_ERR_VALUE(handle) || !swap)
 		return handle;
 	flags = memalloc_noreclaim_save();
