@@ -11,8 +11,9 @@
  * there and can make another event happen at that moment.
  *
  * short_nowait_times: the next _times allocations of compressed pages
- * that may not reclaim (the first try of each, without the memory
- * reserves) fail as if memory were short; short_nowait_hits counts them.
+ * that may not reclaim (the first try of each, above the min watermark,
+ * or with the reserves for a swap-out inside reclaim) fail as if memory
+ * were short; short_nowait_hits counts them.
  *
  * fail_compress and fail_decompress, where the kernel has
  * CONFIG_FAULT_INJECTION_DEBUG_FS: the kernel's fault_attr knobs

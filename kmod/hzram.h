@@ -116,8 +116,8 @@ enum hzram_enc_mode {
 	 */
 	HZRAM_ENC_STAGED,
 	/*
-	 * A staged swap-out: as HZRAM_ENC_STAGED, and first, as the swap-out
-	 * would have, from the memory reserves rather than by reclaim.
+	 * A staged swap-out: as HZRAM_ENC_STAGED, and first from part of the
+	 * memory reserves (__GFP_HIGH) rather than by reclaim.
 	 */
 	HZRAM_ENC_STAGED_SWAP,
 };

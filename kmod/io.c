@@ -179,16 +179,36 @@ static void __hzram_slot_install(struct hzram *hz, u32 index,
  */
 #define HZRAM_GFP	(__GFP_KSWAPD_RECLAIM | __GFP_NOWARN | __GFP_HIGHMEM | \
 			 __GFP_MOVABLE)
-/* Once it holds no stream, a write that is not a swap-out may wait. */
+/*
+ * Once it holds no stream, a write that is not an inline swap-out may
+ * wait (a staged swap-out's commit too, last).
+ */
 #define HZRAM_GFP_WAIT	(GFP_NOIO | __GFP_NOWARN | __GFP_HIGHMEM | __GFP_MOVABLE)
 
+/* What an allocation that may not reclaim draws on when memory is short. */
+enum hzram_reserve {
+	HZRAM_RESERVE_NONE,	/* nothing more: a write, which may wait */
+	/*
+	 * The memory reserves, as reclaim itself does: a swap-out, inside
+	 * reclaim, whose page is freed as soon as it is stored.
+	 */
+	HZRAM_RESERVE_ALL,
+	/*
+	 * Part of them (__GFP_HIGH: half the min watermark): a staged
+	 * swap-out's commit. Its page was freed when it was staged, and its
+	 * allocation pays for it later; without a bound, the commits of every
+	 * cell staged (up to nr_batches * batch_pages) could drain the
+	 * reserves that reclaim itself needs.
+	 */
+	HZRAM_RESERVE_HIGH,
+};
+
 /*
- * Allocate @len bytes without sleeping. A swap-out that cannot have them
- * at once may use the memory reserves, as reclaim itself does: storing the
- * page lets the kernel free it.
+ * Allocate @len bytes without sleeping, first above the min watermark,
+ * then from what @reserve allows.
  */
 static unsigned long hzram_zs_alloc_nowait(struct hzram *hz, unsigned int len,
-					   bool swap)
+					   enum hzram_reserve reserve)
 {
 	unsigned long handle;
 	unsigned int flags;
@@ -197,8 +217,11 @@ static unsigned long hzram_zs_alloc_nowait(struct hzram *hz, unsigned int len,
 		handle = (unsigned long)-ENOMEM;
 	else
 		handle = hzram_zs_malloc(hz->mem_pool, len, HZRAM_GFP);
-	if (!IS_ERR_VALUE(handle) || !swap)
+	if (!IS_ERR_VALUE(handle) || reserve == HZRAM_RESERVE_NONE)
 		return handle;
+	if (reserve == HZRAM_RESERVE_HIGH)
+		return hzram_zs_malloc(hz->mem_pool, len,
+				       HZRAM_GFP | __GFP_HIGH);
 	flags = memalloc_noreclaim_save();
 	handle = hzram_zs_malloc(hz->mem_pool, len, HZRAM_GFP);
 	memalloc_noreclaim_restore(flags);
@@ -206,19 +229,19 @@ static unsigned long hzram_zs_alloc_nowait(struct hzram *hz, unsigned int len,
 }
 
 /*
- * Allocate @len bytes for a staged page, whose write has completed: as
- * for the swap-out it came from if @swap (a swap-out's page is gone once
- * staged: storing it is reclaim's own work, done later), and then
- * waiting for memory without I/O, whatever it takes. Reclaim without I/O
- * cannot swap: where anonymous memory is most of what there is, it scans
- * the whole LRU and takes nothing, which ages it, so that what is in use
- * is swapped out next (on 6.1's LRU: 35 times zram's pages scanned, 25%
- * more major faults).
+ * Allocate @len bytes for a staged page, whose write has completed: a
+ * swap-out's (@swap) from part of the reserves first, then, as any other,
+ * by waiting for memory without I/O, whatever it takes. Reclaim without
+ * I/O cannot swap: where anonymous memory is most of what there is, it
+ * scans the whole LRU and takes nothing, which ages it, so that what is
+ * in use is swapped out next (Documentation/benchmarks.rst, Swap).
  */
 static unsigned long hzram_zs_alloc_staged(struct hzram *hz, unsigned int len,
 					   bool swap)
 {
-	unsigned long handle = hzram_zs_alloc_nowait(hz, len, swap);
+	unsigned long handle = hzram_zs_alloc_nowait(hz, len, swap ?
+						     HZRAM_RESERVE_HIGH :
+						     HZRAM_RESERVE_NONE);
 
 	if (IS_ERR_VALUE(handle)) {
 		atomic64_inc(&hz->stats.writestall);
@@ -295,14 +318,15 @@ static int hzram_encode_compress(struct hzram *hz, struct hzram_strm *strm,
  * Encode the page at @src (PAGE_SIZE bytes, not same-filled) into @enc: a
  * new object holding it compressed, or raw if it does not compress below
  * the huge class. Needs no slot lock. When memory is short and @mode is
- * not a swap-out, it lets go of the stream, waits for an object of the
- * size it needs, and compresses once more; if the page changed meanwhile
- * (a direct write whose buffer is being rewritten) and no longer fits,
- * it is stored raw, as it is then: two tries at most, as in zram.
+ * not an inline swap-out (HZRAM_ENC_SWAP), it lets go of the stream,
+ * waits for an object of the size it needs, and compresses once more; if
+ * the page changed meanwhile (a direct write whose buffer is being
+ * rewritten) and no longer fits, it is stored raw, as it is then: two
+ * tries at most, as in zram.
  *
  * Return: 0; -ENOMEM without memory or past mem_limit; or the
  * compressor's error. On error nothing is left allocated. A staged page
- * (HZRAM_ENC_STAGED) always succeeds.
+ * (HZRAM_ENC_STAGED, HZRAM_ENC_STAGED_SWAP) always succeeds.
  */
 static int hzram_encode_page(struct hzram *hz, const void *src,
 			     enum hzram_enc_mode mode, struct hzram_enc *enc)
@@ -324,8 +348,10 @@ static int hzram_encode_page(struct hzram *hz, const void *src,
 	ret = hzram_encode_compress(hz, strm, src, staged, &data, &len);
 	if (ret)
 		goto out;
-	handle = hzram_zs_alloc_nowait(hz, len, mode == HZRAM_ENC_SWAP ||
-				       mode == HZRAM_ENC_STAGED_SWAP);
+	handle = hzram_zs_alloc_nowait(hz, len,
+				       mode == HZRAM_ENC_SWAP ? HZRAM_RESERVE_ALL :
+				       mode == HZRAM_ENC_STAGED_SWAP ?
+				       HZRAM_RESERVE_HIGH : HZRAM_RESERVE_NONE);
 	if (IS_ERR_VALUE(handle)) {
 		hzram_strm_put(hz->comp);
 		atomic64_inc(&hz->stats.writestall);

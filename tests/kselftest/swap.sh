@@ -99,6 +99,23 @@ test_swap_with_hzramd_killed_and_restarted() {
 	rmmod hzram
 }
 
+# wait_unstaged: wait (up to 10 s) until no page of hzram0 is staged: every
+# allocation for the staged pages is over (a staged count drops only once
+# its page is stored).
+wait_unstaged() {
+	local i
+	for ((i = 0; i < 1000; i++)); do
+		[ "$(off_field 3)" = 0 ] && return 0
+		sleep 0.01
+	done
+	fail "$(off_field 3) pages still staged"
+}
+
+# oom_lines: how many lines of the kernel log say the OOM killer ran.
+oom_lines() {
+	dmesg | grep -ciE 'out of memory|oom-kill|killed process' || true
+}
+
 # writestall: debug_stat's count of allocations that had to reclaim.
 writestall() {
 	local l
@@ -107,19 +124,21 @@ writestall() {
 }
 
 # A page hzramd compressed is stored as its write would have stored it:
-# a swap-out's from the memory reserves when memory is short (as reclaim,
-# which the swap-out serves, allocates), never by waiting in reclaim
-# without I/O. That reclaim cannot swap: where anonymous memory is most
-# of what there is, it scans the whole LRU and takes nothing, and on
-# 6.1's LRU that ages the pages in use out (35 times zram's pages
-# scanned, a quarter more major faults). The next allocations that may
+# a swap-out's from part of the memory reserves when memory is short
+# (__GFP_HIGH), not by waiting first in reclaim without I/O. That reclaim
+# cannot swap: where anonymous memory is most of what there is, it scans
+# the whole LRU and takes nothing, and on 6.1's LRU that ages the pages in
+# use out (35 times zram's pages scanned, a quarter more major faults). The next allocations that may
 # not reclaim are made to find memory short (short_nowait_times): while
 # hzramd stores plain writes, each counts a stall (writestall), as the
-# write would have waited; while it stores swap-outs, none does.
+# write would have waited; while it stores swap-outs, few do (those the
+# part of the reserves they may use could not serve either).
 test_staged_swap_out_allocates_as_a_swap_out() {
-	local dbg=/sys/kernel/debug/hzram want rc h0 s0 p0 hits stalls helped
+	local dbg=/sys/kernel/debug/hzram want rc h0 s0 p0 hits stalls helped oom0
 	modprobe hzram
-	[ -e $dbg/short_nowait_times ] || skip "no $dbg/short_nowait_times"
+	[ -e $dbg/short_nowait_times ] || { rmmod hzram; skip "no $dbg/short_nowait_times"; }
+	# Whatever happens, nothing made short after the test.
+	trap 'echo 0 >$dbg/short_nowait_times' EXIT
 	DEV=hzram0
 	echo 1G >/sys/block/hzram0/disksize
 	: >$LOG
@@ -130,6 +149,7 @@ test_staged_swap_out_allocates_as_a_swap_out() {
 	dd if=/dev/urandom of=/tmp/random bs=1M count=4 status=none
 	dd if=/tmp/random of=/dev/hzram0 bs=1M oflag=direct status=none
 	rm /tmp/random
+	wait_unstaged
 	hits=$(($(cat $dbg/short_nowait_hits) - h0)) stalls=$(($(writestall) - s0))
 	helped=$(($(off_field 4) - p0))
 	echo 0 >$dbg/short_nowait_times
@@ -141,21 +161,27 @@ test_staged_swap_out_allocates_as_a_swap_out() {
 	# through hzramd, while 2048 first tries find memory short.
 	mkswap /dev/hzram0 >/dev/null
 	swapon /dev/hzram0
+	wait_unstaged	# mkswap's page: a plain write
+	oom0=$(oom_lines)
 	want=$(( $(awk '/MemAvailable/ {print int($2 / 1024)}' /proc/meminfo) + 32 ))
 	h0=$(cat $dbg/short_nowait_hits) s0=$(writestall) p0=$(off_field 4)
 	echo 2048 >$dbg/short_nowait_times
 	rc=0
 	swap_verify -r "$want" 1 || rc=$?
+	wait_unstaged
 	hits=$(($(cat $dbg/short_nowait_hits) - h0)) stalls=$(($(writestall) - s0))
 	helped=$(($(off_field 4) - p0))
 	echo 0 >$dbg/short_nowait_times
 	echo "swap-outs: $hits short, $stalls stalls, $helped pages through hzramd"
 	expect_eq "$rc" 0 "swap_verify exit status"
-	dmesg | grep -iE 'out of memory|oom-kill|killed process' && fail "OOM killer ran"
+	[ "$(oom_lines)" = "$oom0" ] || fail "OOM killer ran"
 	expect_eq "$(io_field hzram0 1)$(io_field hzram0 2)" 00 "failed I/O in io_stat"
 	[ "$hits" -gt 0 ] || fail "no allocation was made short"
 	[ "$helped" -gt 0 ] || fail "no page went through hzramd"
-	expect_eq "$stalls" 0 "writestall of swap-outs made short"
+	# Part of the reserves can run out too under this pressure: a few may
+	# wait (3 of 2048 here); waiting first, all but a few did (1906).
+	[ $((stalls * 16)) -le "$hits" ] ||
+		fail "$stalls of $hits swap-outs made short waited for memory"
 	swapoff /dev/hzram0
 	stop_hzramd
 	echo 1 >/sys/block/hzram0/reset
