@@ -139,18 +139,18 @@ gpu-bundle: linux-source
 # libFuzzer needs clang; the library is built again with the sanitizers.
 # fuzz_decompress: the page decompressor of every ISA; fuzz_records: the
 # record path of a batch decompression (Codec, HybridCodec).
-FUZZ_PAGE := isa lz4_scalar lz4_avx2 lz4_avx512
+FUZZ_PAGE := isa pages lz4_scalar lz4_avx2 lz4_avx512
 FUZZ_BATCH := $(FUZZ_PAGE) thread_pool codec hybrid
 FUZZ_FLAGS := -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -Wall -Wextra -Werror \
-	-Iuserhelper/include -Iinclude/uapi
-FUZZ_HEADERS := userhelper/src/lz4_impl.h userhelper/src/lz4_vec.h userhelper/src/thread_pool.h \
-	userhelper/include/hzram/page_codec.h userhelper/include/hzram/codec.h \
-	userhelper/include/hzram/backend.h tests/user/fuzz_records.h tests/user/slow_backend.h
+	-Iuserhelper/lib/include -Iinclude/uapi
+FUZZ_HEADERS := userhelper/lib/lz4_impl.h userhelper/lib/lz4_vec.h userhelper/lib/thread_pool.h \
+	userhelper/lib/include/hzram/page_codec.h userhelper/lib/include/hzram/codec.h \
+	userhelper/lib/include/hzram/backend.h tests/user/fuzz_records.h tests/user/slow_backend.h
 fuzz: build/fuzz/fuzz_decompress build/fuzz/fuzz_records
 build/fuzz/lz4_avx2.o: FUZZ_ISA := -mavx2 -mbmi -mbmi2
 build/fuzz/lz4_avx512.o: FUZZ_ISA := -mavx512f -mavx512bw -mavx512vl -mbmi -mbmi2
-build/fuzz/%.o: userhelper/src/%.cc $(FUZZ_HEADERS)
+build/fuzz/%.o: userhelper/lib/%.cc $(FUZZ_HEADERS)
 	mkdir -p build/fuzz
 	$(CCACHE) clang++ $(FUZZ_FLAGS) $(FUZZ_ISA) -c $< -o $@
 build/fuzz/%.o: tests/user/%.cc $(FUZZ_HEADERS)

@@ -45,6 +45,7 @@
 #ifdef HZRAM_HAVE_CUDA
 #include "hzram/gpu_codec.h"
 #endif
+#include "hzram/pages.h"
 
 namespace {
 
@@ -190,11 +191,10 @@ Latency BatchLatency(hzram::Codec& codec, const std::vector<std::uint8_t>& pages
   std::vector<std::uint8_t> arena(hzram::Codec::ArenaBytes(batch)), out(batch * kPageSize);
   std::vector<int> status(batch);
   std::vector<double> ct, dt;
-  std::uint64_t s = 88172645463325252ull;
+  hzram::PageRng rng(88172645463325252ull);
   const auto start = Clock::now();
   while (Seconds(start, Clock::now()) < seconds || ct.size() < 50) {
-    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-    const std::size_t first = s % (n - batch + 1);
+    const std::size_t first = rng.Next() % (n - batch + 1);
     const auto a = Clock::now();
     codec.Compress(hzram::PageList(&pages[first * kPageSize], batch), rec, arena);
     const auto b = Clock::now();

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-// The GPU codec's per-page algorithms (src/gpu/lz4_warp.h), run on the host
+// The GPU codec's per-page algorithms (userhelper/lib/gpu/lz4_warp.h), run on the host
 // by HostLanes: what the kernels compute, checked on any machine. Blocks it
 // makes must decode with the CPU codec, liblz4 and the kernel's LZ4; it must
 // decode theirs; its ratio must be within 2% of the CPU codec's; malformed

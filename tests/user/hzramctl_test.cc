@@ -29,14 +29,14 @@
 #include <string>
 #include <vector>
 
-#include "hzramctl/columns.h"
-#include "hzramctl/device.h"
-#include "hzramctl/events.h"
-#include "hzramctl/format.h"
-#include "hzramctl/hzramctl.h"
-#include "hzramctl/netlink.h"
-#include "hzramctl/options.h"
-#include "hzramctl/table.h"
+#include "columns.h"
+#include "device.h"
+#include "events.h"
+#include "format.h"
+#include "hzramctl.h"
+#include "netlink.h"
+#include "options.h"
+#include "table.h"
 #include "program.h"
 
 namespace hzramctl {
@@ -1292,8 +1292,6 @@ TEST(EventsTest, TextAndJson) {
 }
 
 TEST(EventsTest, JsonStrings) {
-  EXPECT_EQ(R"("lz4")", JsonString("lz4"));
-  EXPECT_EQ(R"("a\"b\\c\nd\te\u0001")", JsonString("a\"b\\c\nd\te\x01"));
   Event e = MakeEvent(HZRAM_NL_EV_INITIALISED, "hzram\"0");
   e.algorithm = "x\\y";
   EXPECT_EQ(R"({"device":"hzram\"0","event":"initialised","algorithm":"x\\y"})", EventJson(e));

@@ -180,6 +180,19 @@ TEST(OptionsTest, BenchOptions) {
   EXPECT_DOUBLE_EQ(3, o.seconds);
 }
 
+// getopt_long's conventions: an unambiguous abbreviation, "--" ending the
+// options.
+TEST(OptionsTest, GetoptConventions) {
+  Options o;
+  std::string e;
+  ASSERT_EQ(ParseResult::kRun, Parse({"--dev", "3", "--thr=2", "--"}, &o, &e)) << e;
+  EXPECT_EQ(std::vector<unsigned>{3}, o.devices);
+  EXPECT_EQ(2u, o.threads);
+  // A second parse in one process starts over.
+  ASSERT_EQ(ParseResult::kRun, Parse({"--device", "1"}, &o, &e)) << e;
+  EXPECT_EQ(std::vector<unsigned>{1}, o.devices);
+}
+
 TEST(OptionsTest, HelpAndVersion) {
   Options o;
   std::string e;
@@ -221,8 +234,10 @@ TEST(OptionsTest, BadArguments) {
       {{"--bench", ""}, "bad value '' for --bench"},
       {{"--bench", "f", "--json="}, "bad value '' for --json"},
       {{"--frobnicate"}, "unknown option '--frobnicate'"},
-      {{"-d", "0"}, "unexpected argument '-d'"},
+      {{"-d", "0"}, "unknown option '-d'"},
       {{"--device", "0", "stray"}, "unexpected argument 'stray'"},
+      {{"--device", "0", "--", "--threads", "2"}, "unexpected argument '--threads'"},
+      {{"--", "--device", "0"}, "unexpected argument '--device'"},
       {{"--no-mlock=1", "--device", "0"}, "option --no-mlock takes no value"},
       {{}, "no device to serve: give --device N"},
       {{"--no-mlock"}, "no device to serve"},

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hzram/page_codec.h"
+#include "hzram/pages.h"
 
 namespace hzram::test {
 
@@ -22,33 +23,26 @@ extern "C" int kernel_LZ4_compress_default(const char* src, char* dst, int src_l
                                            void* wrkmem);
 inline constexpr std::size_t kKernelLz4WorkMem = 1 << 15;
 
+// The library's generator (hzram/pages.h) on a state of the test's own:
+// each draw seeds it with the last value.
 inline std::uint64_t Next(std::uint64_t* s) {
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  return *s * 2685821657736338717ULL;
+  hzram::PageRng rng(*s);
+  *s = rng.Next();
+  return *s;
 }
 
+// Incompressible and text pages of the library's kinds, from @seed.
 inline Page RandomPage(std::uint64_t seed) {
   Page p(kPageSize);
-  std::uint64_t s = seed | 1;
-  for (std::size_t i = 0; i < kPageSize; i += 8) {
-    std::uint64_t v = Next(&s);
-    std::memcpy(&p[i], &v, 8);
-  }
+  hzram::PageRng rng(seed);
+  hzram::MakePage(hzram::PageKind::kRandom, p.data(), &rng);
   return p;
 }
 
 inline Page TextPage(std::uint64_t seed) {
-  static const char* words[] = {"the ", "page ", "memory ", "swap ", "kernel ",
-                                "compressed ", "block ", "of ", "zram ", "data\n"};
   Page p(kPageSize);
-  std::uint64_t s = seed | 1;
-  std::size_t i = 0;
-  while (i < kPageSize) {
-    const char* w = words[Next(&s) % 10];
-    for (std::size_t j = 0; w[j] && i < kPageSize; j++) p[i++] = static_cast<std::uint8_t>(w[j]);
-  }
+  hzram::PageRng rng(seed);
+  hzram::MakePage(hzram::PageKind::kText, p.data(), &rng);
   return p;
 }
 

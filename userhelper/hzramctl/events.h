@@ -38,9 +38,6 @@ std::string EventText(const Event& event);
 // Numbers are JSON numbers. No newline.
 std::string EventJson(const Event& event);
 
-// @s as a JSON string, quoted and escaped.
-std::string JsonString(std::string_view s);
-
 }  // namespace hzramctl
 
 #endif  // HZRAMCTL_EVENTS_H

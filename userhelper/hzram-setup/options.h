@@ -23,7 +23,9 @@ enum class ParseResult {
   kUsage,    // print *error and UsageText() on stderr, exit 2
 };
 
-// argv[1..argc-1]. Never prints, never exits.
+// argv[1..argc-1], with getopt_long() (hzram::WalkOptions()): options and
+// device names in any order, "--" ending the options. Never prints,
+// never exits.
 ParseResult ParseOptions(int argc, const char* const* argv, Options* options, std::string* error);
 
 std::string UsageText();

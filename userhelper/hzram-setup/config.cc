@@ -19,6 +19,8 @@
 #include <string_view>
 #include <utility>
 
+#include "hzram-common/number.h"
+
 namespace hzsetup {
 namespace {
 
@@ -49,16 +51,7 @@ bool IsIdentifier(const std::string& s) {
 
 // A whole decimal number (digits only) that fits 64 bits.
 bool ParseU64(const std::string& s, std::uint64_t* out) {
-  if (s.empty() || s.size() > 20) return false;
-  std::uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    const std::uint64_t d = static_cast<std::uint64_t>(c - '0');
-    if (v > (UINT64_MAX - d) / 10) return false;
-    v = v * 10 + d;
-  }
-  *out = v;
-  return true;
+  return hzram::ParseDecimal<std::uint64_t>(s, 0, UINT64_MAX, out);
 }
 
 // "none" or a number of MiB.
@@ -73,15 +66,8 @@ bool ParseOptionalMib(const std::string& s, std::optional<std::uint64_t>* out) {
   return true;
 }
 
-bool ParseInt(const std::string& s, long lo, long hi, int* out) {
-  if (s.empty() || s.size() > 12) return false;
-  char* end;
-  errno = 0;
-  const long v = std::strtol(s.c_str(), &end, 10);
-  if (*end || errno || v < lo || v > hi || std::isspace(static_cast<unsigned char>(s[0])))
-    return false;
-  *out = static_cast<int>(v);
-  return true;
+bool ParseInt(const std::string& s, int lo, int hi, int* out) {
+  return hzram::ParseDecimal<int>(s, lo, hi, out);
 }
 
 // An absolute path, without "..": normalised (no "//", "/./" or trailing

@@ -5,6 +5,8 @@
 
 #include <cstdio>
 
+#include "hzram-common/json.h"
+
 namespace hzramctl {
 namespace {
 
@@ -55,43 +57,11 @@ std::string EventText(const Event& event) {
 
 std::string EventJson(const Event& event) {
   std::string line =
-      "{\"device\":" + JsonString(event.device) + ",\"event\":" + JsonString(EventName(event.type));
+      "{\"device\":" + hzram::JsonString(event.device) + ",\"event\":" + hzram::JsonString(EventName(event.type));
   ForEachAttribute(event, [&](const char* key, const std::string& value, bool is_string) {
-    line += std::string(",\"") + key + "\":" + (is_string ? JsonString(value) : value);
+    line += std::string(",\"") + key + "\":" + (is_string ? hzram::JsonString(value) : value);
   });
   return line + "}";
-}
-
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
 }
 
 }  // namespace hzramctl

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "hzram/page_codec.h"
+#include "hzram/pages.h"
 
 namespace hzram {
 
@@ -52,9 +53,10 @@ bool IsaSupported(Isa isa) {
 
 namespace {
 
-// The trial's pages: what memory holds, in miniature. Generated from a
-// fixed seed, so every process measures the same bytes.
-constexpr std::size_t kTrialPages = 12;
+// The trial's pages: what memory holds, in miniature (hzram/pages.h: one
+// of each kind), from a fixed seed, so every process measures the same
+// bytes.
+constexpr std::size_t kTrialPages = kMixedCycle;
 // Rounds of the trial: each ISA runs once per round, the ISAs in turn
 // (so that a disturbance hits them alike); the best round counts.
 constexpr int kTrialRounds = 8;
@@ -62,110 +64,6 @@ constexpr int kTrialRounds = 8;
 // a tie is noise, and the narrower one is the safer bet (no wider
 // registers to power up, nothing shared with other code to slow down).
 constexpr double kWiderMargin = 1.02;
-
-std::uint64_t Next(std::uint64_t* s) {
-  *s ^= *s << 13;
-  *s ^= *s >> 7;
-  *s ^= *s << 17;
-  return *s;
-}
-
-// Text: words, spaces, line breaks and numbers, as in a file cache or a
-// heap of strings.
-void TextPage(std::uint8_t* p, std::uint64_t* s) {
-  static const char* const kWords[] = {
-      "the ",     "memory ",  "page ",  "kernel ", "of ",      "swap ",   "and ",
-      "to ",      "a ",       "in ",    "block ",  "return ",  "struct ", "int ",
-      "const ",   "if (",     ") {\n",  "}\n",     "error: ",  "value ", "= ",
-      "compress ", "<div class=\"", "\">", "\n    ", "http://", ".com/", "; "};
-  constexpr std::size_t kCount = sizeof(kWords) / sizeof(kWords[0]);
-  std::size_t i = 0;
-  while (i < kPageSize) {
-    const std::uint64_t r = Next(s);
-    if (r % 9 == 0) {
-      // A number: a few random digits.
-      for (unsigned d = 0; d < 1 + (r >> 8) % 6 && i < kPageSize; d++)
-        p[i++] = static_cast<std::uint8_t>('0' + (r >> (12 + 4 * d)) % 10);
-      if (i < kPageSize) p[i++] = ' ';
-      continue;
-    }
-    const char* w = kWords[(r >> 8) % kCount];
-    for (std::size_t j = 0; w[j] && i < kPageSize; j++) p[i++] = static_cast<std::uint8_t>(w[j]);
-  }
-}
-
-// An array of records of @size bytes, as a heap or a slab holds them:
-// each record is one template (a type pointer, pointers into one region,
-// small counts and flags, zero padding) with some fields changed: a link
-// to the next record, a counter, and now and then a pointer or a hash.
-void RecordPage(std::uint8_t* p, std::uint64_t* s, std::size_t size) {
-  const std::uint64_t heap = 0x00005581c2000000ull + (Next(s) & 0xfffff0);
-  std::uint64_t tmpl[32] = {};
-  const std::size_t words = size / 8;
-  for (std::size_t w = 0; w < words; w++) {
-    const std::uint64_t r = Next(s);
-    switch (r % 5) {
-      case 0: tmpl[w] = heap + (r >> 8) % 0x100000 * 16; break;  // a pointer
-      case 1: tmpl[w] = (r >> 8) % 16; break;                    // a small number
-      case 2: tmpl[w] = (r >> 8) & 0xffffffff00000000ull; break; // a flag word
-      default: tmpl[w] = 0; break;                               // padding
-    }
-  }
-  for (std::size_t off = 0, i = 0; off + size <= kPageSize; off += size, i++) {
-    std::uint64_t rec[32];
-    std::memcpy(rec, tmpl, size);
-    const std::uint64_t r = Next(s);
-    rec[0] = heap + (i + 1) * size;                  // the next record
-    rec[words / 2] = i + (r >> 32) % 4;              // a counter
-    if (r % 3 == 0) rec[words - 1] = Next(s);        // a hash or a key
-    if (r % 5 == 0) rec[1] = heap + (r >> 8) % 0x100000 * 16;
-    std::memcpy(p + off, rec, size);
-  }
-  std::memset(p + kPageSize / size * size, 0, kPageSize % size);
-}
-
-// Short strings and numbers between pointers, as a heap of small objects.
-void StringPage(std::uint8_t* p, std::uint64_t* s) {
-  const std::uint64_t heap = 0x0000115a2ac80000ull + (Next(s) & 0xfff0);
-  for (std::size_t off = 0; off < kPageSize; off += 16) {
-    const std::uint64_t r = Next(s);
-    const std::uint64_t ptr = heap + (r & 0xfff) * 16;
-    char text[9];
-    std::snprintf(text, sizeof(text), "%c%06u", r % 4 ? '5' : 'k', static_cast<unsigned>((r >> 20) % 1000000));
-    std::memcpy(p + off, &ptr, 8);
-    std::memcpy(p + off + 8, text, 8);
-  }
-}
-
-// Mostly zeros with a few scattered values: a sparse table, a stack.
-void SparsePage(std::uint8_t* p, std::uint64_t* s) {
-  std::memset(p, 0, kPageSize);
-  for (int i = 0; i < 40; i++) {
-    const std::uint64_t r = Next(s);
-    const std::uint64_t v = r % 2 ? r >> 40 : 0x00007ffd00000000ull + (r & 0xffffff);
-    std::memcpy(p + (r >> 20) % (kPageSize / 8) * 8, &v, 8);
-  }
-}
-
-// A page barely used: a header of a few words, and zeros but for a
-// value or two (a fresh allocation, a stack's far end).
-void EmptyPage(std::uint8_t* p, std::uint64_t* s) {
-  std::memset(p, 0, kPageSize);
-  const std::uint64_t head[6] = {0x40000, Next(s) % 64, ~0ull, 0, 0, 0x00003cb4cb200000ull};
-  std::memcpy(p, head, sizeof(head));
-  for (int i = 0; i < 2; i++) {
-    const std::uint64_t r = Next(s);
-    std::memcpy(p + 256 + (r >> 16) % ((kPageSize - 512) / 8) * 8, &r, 8);
-  }
-}
-
-// Incompressible: already compressed or encrypted data.
-void RandomPage(std::uint8_t* p, std::uint64_t* s) {
-  for (std::size_t i = 0; i < kPageSize; i += 8) {
-    const std::uint64_t v = Next(s);
-    std::memcpy(p + i, &v, 8);
-  }
-}
 
 struct TrialData {
   alignas(64) std::uint8_t pages[kTrialPages][kPageSize];
@@ -176,24 +74,8 @@ struct TrialData {
   Lz4Table table;
 };
 
-// The trial's pages: one of text, of short strings, sparse, nearly empty
-// and random, and arrays of records of these sizes, as a heap mostly is.
-constexpr std::size_t kRecordSizes[] = {24, 32, 48, 64, 96, 128, 256};
-static_assert(5 + sizeof(kRecordSizes) / sizeof(kRecordSizes[0]) == kTrialPages);
-
 void MakeTrialPages(TrialData* d) {
-  std::uint64_t s = 0x9e3779b97f4a7c15ull;
-  for (std::size_t i = 0; i < kTrialPages; i++) {
-    std::uint8_t* p = d->pages[i];
-    switch (i) {
-      case 0: TextPage(p, &s); break;
-      case 1: StringPage(p, &s); break;
-      case 2: SparsePage(p, &s); break;
-      case 3: EmptyPage(p, &s); break;
-      case 4: RandomPage(p, &s); break;
-      default: RecordPage(p, &s, kRecordSizes[i - 5]); break;
-    }
-  }
+  MakeMixedPages(d->pages[0], kTrialPages);
   // The blocks to decompress: every ISA emits the same bytes.
   for (std::size_t i = 0; i < kTrialPages; i++)
     d->packed_len[i] =

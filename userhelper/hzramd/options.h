@@ -37,9 +37,11 @@ enum class ParseResult {
              // stderr, exit 2
 };
 
-// Parse argv[1..argc-1]. Options take their value as the next argument or
-// after '=' (--device=1); --device takes a number or a comma-separated
-// list and may be repeated. Never prints, never exits.
+// Parse argv[1..argc-1] with getopt_long() (hzram::WalkOptions()):
+// options take their value as the next argument or after '='
+// (--device=1), long names may be abbreviated, "--" ends the options (and
+// hzramd takes no other argument); --device takes a number or a
+// comma-separated list and may be repeated. Never prints, never exits.
 ParseResult ParseOptions(int argc, const char* const* argv, Options* options, std::string* error);
 
 std::string UsageText();

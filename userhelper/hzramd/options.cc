@@ -10,25 +10,15 @@
 #include <string_view>
 #include <utility>
 
+#include "hzram-common/number.h"
+#include "hzram-common/options.h"
+
 #ifndef HZRAM_VERSION
 #error "HZRAM_VERSION is defined by CMake, from dkms.conf"
 #endif
 
 namespace hzramd {
 namespace {
-
-// A whole decimal number in [lo, hi].
-bool ParseUnsigned(std::string_view s, unsigned long lo, unsigned long hi, unsigned long* out) {
-  if (s.empty() || s.size() > 10) return false;
-  unsigned long v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<unsigned long>(c - '0');
-  }
-  if (v < lo || v > hi) return false;
-  *out = v;
-  return true;
-}
 
 bool ParseSeconds(const std::string& s, double* out) {
   if (s.empty()) return false;
@@ -48,6 +38,13 @@ const std::pair<const char*, LogLevel> kLogLevels[] = {{"error", LogLevel::kErro
                                                        {"warn", LogLevel::kWarn},
                                                        {"info", LogLevel::kInfo},
                                                        {"debug", LogLevel::kDebug}};
+
+// The long name of option @id in @options.
+const char* LongName(const option* options, int id) {
+  for (; options->name; options++)
+    if (options->val == id) return options->name;
+  return "?";
+}
 
 template <class T, std::size_t N>
 bool Lookup(const std::pair<const char*, T> (&table)[N], const std::string& name, T* out) {
@@ -99,93 +96,99 @@ std::string VersionText() {
 }
 
 ParseResult ParseOptions(int argc, const char* const* argv, Options* o, std::string* error) {
+  enum {
+    kOptNoMlock = 256,
+    kOptDevice,
+    kOptThreads,
+    kOptBackend,
+    kOptLogLevel,
+    kOptBench,
+    kOptBatchPages,
+    kOptSeconds,
+    kOptJson,
+  };
+  static const option kLongOptions[] = {
+      {"help", no_argument, nullptr, 'h'},
+      {"version", no_argument, nullptr, 'V'},
+      {"no-mlock", no_argument, nullptr, kOptNoMlock},
+      {"device", required_argument, nullptr, kOptDevice},
+      {"threads", required_argument, nullptr, kOptThreads},
+      {"backend", required_argument, nullptr, kOptBackend},
+      {"log-level", required_argument, nullptr, kOptLogLevel},
+      {"bench", required_argument, nullptr, kOptBench},
+      {"batch-pages", required_argument, nullptr, kOptBatchPages},
+      {"seconds", required_argument, nullptr, kOptSeconds},
+      {"json", required_argument, nullptr, kOptJson},
+      {nullptr, 0, nullptr, 0},
+  };
   *o = Options();
   bool given_batch = false, given_seconds = false;
-  for (int i = 1; i < argc; i++) {
-    std::string arg = argv[i], value;
-    bool has_value = false;
-    if (arg.rfind("--", 0) == 0) {
-      if (const auto eq = arg.find('='); eq != std::string::npos) {
-        value = arg.substr(eq + 1);
-        arg.resize(eq);
-        has_value = true;
-      }
-    } else if (arg == "-h") {
-      arg = "--help";
-    } else if (arg == "-V") {
-      arg = "--version";
-    } else {
-      *error = "unexpected argument '" + arg + "'";
-      return ParseResult::kUsage;
-    }
-
-    static const char* const kFlags[] = {"--help", "--version", "--no-mlock"};
-    static const char* const kValued[] = {"--device", "--threads",     "--backend", "--log-level",
-                                          "--bench",  "--batch-pages", "--seconds", "--json"};
-    bool flag = false, valued = false;
-    for (const char* f : kFlags) flag |= arg == f;
-    for (const char* f : kValued) valued |= arg == f;
-    if (!flag && !valued) {
-      *error = "unknown option '" + arg + "'";
-      return ParseResult::kUsage;
-    }
-    if (flag && has_value) {
-      *error = "option " + arg + " takes no value";
-      return ParseResult::kUsage;
-    }
-    if (valued && !has_value) {
-      if (i + 1 >= argc) {
-        *error = "option " + arg + " needs a value";
-        return ParseResult::kUsage;
-      }
-      value = argv[++i];
-    }
+  ParseResult result = ParseResult::kRun;
+  *error = hzram::WalkOptions(argc, argv, "hV", kLongOptions, false,
+                              [&](int c, const char* optval, std::string* why) {
+    const std::string value = optval ? optval : "";
     auto bad = [&](const char* what) {
-      *error = "bad value '" + value + "' for " + arg + ": " + what;
-      return ParseResult::kUsage;
+      *why = "bad value '" + value + "' for --" + LongName(kLongOptions, c) + ": " + what;
+      return false;
     };
-
     unsigned long v;
-    if (arg == "--help") {
-      return ParseResult::kHelp;
-    } else if (arg == "--version") {
-      return ParseResult::kVersion;
-    } else if (arg == "--no-mlock") {
-      o->mlock = false;
-    } else if (arg == "--device") {
-      std::string_view rest = value;
-      for (;;) {
-        const auto comma = rest.find(',');
-        if (!ParseUnsigned(rest.substr(0, comma), 0, HZRAM_MAX_DEVICES - 1, &v))
-          return bad("device numbers are 0 to 255, as a list N,N,...");
-        for (unsigned d : o->devices)
-          if (d == v) return bad("device given twice");
-        o->devices.push_back(static_cast<unsigned>(v));
-        if (comma == std::string_view::npos) break;
-        rest.remove_prefix(comma + 1);
+    switch (c) {
+      case 'h':
+        result = ParseResult::kHelp;
+        return false;
+      case 'V':
+        result = ParseResult::kVersion;
+        return false;
+      case kOptNoMlock:
+        o->mlock = false;
+        break;
+      case kOptDevice: {
+        std::string_view rest = value;
+        for (;;) {
+          const auto comma = rest.find(',');
+          if (!hzram::ParseDecimal<unsigned long>(rest.substr(0, comma), 0,
+                                                  HZRAM_MAX_DEVICES - 1, &v))
+            return bad("device numbers are 0 to 255, as a list N,N,...");
+          for (unsigned d : o->devices)
+            if (d == v) return bad("device given twice");
+          o->devices.push_back(static_cast<unsigned>(v));
+          if (comma == std::string_view::npos) break;
+          rest.remove_prefix(comma + 1);
+        }
+        break;
       }
-    } else if (arg == "--threads") {
-      if (!ParseUnsigned(value, 1, 1024, &v)) return bad("1 to 1024 threads");
-      o->threads = static_cast<unsigned>(v);
-    } else if (arg == "--backend") {
-      if (!Lookup(kBackends, value, &o->backend)) return bad("cpu, gpu, hybrid or auto");
-    } else if (arg == "--log-level") {
-      if (!Lookup(kLogLevels, value, &o->log_level)) return bad("error, warn, info or debug");
-    } else if (arg == "--bench") {
-      if (value.empty()) return bad("a file of 4 KiB pages");
-      o->bench = value;
-    } else if (arg == "--batch-pages") {
-      if (!ParseUnsigned(value, 1, 4096, &v)) return bad("1 to 4096 pages");
-      o->batch_pages = v;
-      given_batch = true;
-    } else if (arg == "--seconds") {
-      if (!ParseSeconds(value, &o->seconds)) return bad("seconds, more than 0, at most 3600");
-      given_seconds = true;
-    } else if (arg == "--json") {
-      if (value.empty()) return bad("a file name");
-      o->json = value;
+      case kOptThreads:
+        if (!hzram::ParseDecimal<unsigned long>(value, 1, 1024, &v)) return bad("1 to 1024 threads");
+        o->threads = static_cast<unsigned>(v);
+        break;
+      case kOptBackend:
+        if (!Lookup(kBackends, value, &o->backend)) return bad("cpu, gpu, hybrid or auto");
+        break;
+      case kOptLogLevel:
+        if (!Lookup(kLogLevels, value, &o->log_level)) return bad("error, warn, info or debug");
+        break;
+      case kOptBench:
+        if (value.empty()) return bad("a file of 4 KiB pages");
+        o->bench = value;
+        break;
+      case kOptBatchPages:
+        if (!hzram::ParseDecimal<unsigned long>(value, 1, 4096, &v)) return bad("1 to 4096 pages");
+        o->batch_pages = v;
+        given_batch = true;
+        break;
+      case kOptSeconds:
+        if (!ParseSeconds(value, &o->seconds)) return bad("seconds, more than 0, at most 3600");
+        given_seconds = true;
+        break;
+      case kOptJson:
+        if (value.empty()) return bad("a file name");
+        o->json = value;
+        break;
     }
-  }
+    return true;
+  });
+  if (!error->empty()) return ParseResult::kUsage;
+  if (result != ParseResult::kRun) return result;
 
   if (o->bench.empty()) {
     const char* bench_only = nullptr;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "daemon.h"
+#include "hzram-common/json.h"
 #include "loopback.h"
 
 namespace hzramd {
@@ -53,15 +54,6 @@ std::string CpuModel() {
     std::fclose(f);
   }
   return model;
-}
-
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out + "\"";
 }
 
 struct Figure {
@@ -152,9 +144,9 @@ int RunBench(const Options& o) {
       return 1;
     }
     std::fprintf(f, "{\n  \"file\": %s, \"pages\": %zu, \"cpu\": %s, \"cpus\": %u,\n",
-                 JsonString(o.bench).c_str(), n, JsonString(cpu).c_str(), cpus);
+                 hzram::JsonString(o.bench).c_str(), n, hzram::JsonString(cpu).c_str(), cpus);
     std::fprintf(f, "  \"encoder\": %s, \"batch_pages\": %zu, \"batches_in_flight\": %u,\n",
-                 JsonString(enc).c_str(), o.batch_pages, kBenchBatches);
+                 hzram::JsonString(enc).c_str(), o.batch_pages, kBenchBatches);
     std::fprintf(f,
                  "  \"baseline\": {\"name\": \"liblz4 %s, LZ4_compress_default, 1 thread\", "
                  "\"pages_per_s\": %.0f, \"gbs\": %.3f, \"ratio\": %.4f},\n",

@@ -13,6 +13,7 @@
 #ifdef HZRAM_HAVE_CUDA
 #include "hzram/gpu_codec.h"
 #endif
+#include "hzram/pages.h"
 #include "log.h"
 
 namespace hzramd {
@@ -111,16 +112,11 @@ class CodecEncoder final : public BatchEncoder {
                kind == Backend::kGpu ? hzram::HybridCodec::Split::kBackendFirst
                                      : hzram::HybridCodec::Split::kMeasured) {}
 
-  // Calibrate on built-in pages (records of small numbers beside random
-  // words, about 2:1): every batch updates the speeds afterwards.
+  // Calibrate on built-in pages of every kind (hzram/pages.h): every
+  // batch updates the speeds afterwards.
   int Calibrate() {
     std::vector<std::uint8_t> pages(512 * kPageSize);
-    std::uint64_t s = 0x9e3779b97f4a7c15ull;
-    for (std::size_t i = 0; i < pages.size(); i += 8) {
-      s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-      const std::uint64_t w = (i / 8) % 4 ? s & 0x3ff : s;
-      std::memcpy(&pages[i], &w, 8);
-    }
+    hzram::MakeMixedPages(pages.data(), 512);
     std::lock_guard<TurnLock> lock(mutex_);
     const int ret = codec_.Calibrate(hzram::PageList(pages.data(), pages.size() / kPageSize));
     Report();

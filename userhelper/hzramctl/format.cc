@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "hzram-common/number.h"
+
 namespace hzramctl {
 namespace {
 
@@ -190,20 +192,15 @@ err:
 }
 
 int ParseU64(const char* str, std::uint64_t* num) {
-  char* end = nullptr;
-
   errno = 0;
-  if (!str || !*str) return -EINVAL;
-  // strtoimax() first, to refuse negative numbers (strtoumax takes them).
-  const std::intmax_t tmp = std::strtoimax(str, &end, 10);
-  if (tmp < 0) {
+  if (!str) return -EINVAL;
+  const std::string_view s(str);
+  if (hzram::ParseDecimal<std::uint64_t>(s, 0, UINT64_MAX, num)) return 0;
+  // A number, but negative or past 64 bits: out of range.
+  const std::string_view digits = s.substr(!s.empty() && s[0] == '-' ? 1 : 0);
+  if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos)
     errno = ERANGE;
-  } else {
-    errno = 0;
-    *num = std::strtoumax(str, &end, 10);
-  }
-  if (errno || str == end || (end && *end)) return -EINVAL;
-  return 0;
+  return -EINVAL;
 }
 
 std::optional<std::string> BracketedSelection(std::string_view list) {
