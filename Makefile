@@ -146,7 +146,8 @@ FUZZ_FLAGS := -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined \
 	-Iuserhelper/lib/include -Iinclude/uapi
 FUZZ_HEADERS := userhelper/lib/lz4_impl.h userhelper/lib/lz4_vec.h userhelper/lib/thread_pool.h \
 	userhelper/lib/include/hzram/page_codec.h userhelper/lib/include/hzram/codec.h \
-	userhelper/lib/include/hzram/backend.h tests/user/fuzz_records.h tests/user/slow_backend.h
+	userhelper/lib/include/hzram/backend.h userhelper/lib/include/hzram/pages.h \
+	tests/user/fuzz_records.h tests/user/slow_backend.h
 fuzz: build/fuzz/fuzz_decompress build/fuzz/fuzz_records
 build/fuzz/lz4_avx2.o: FUZZ_ISA := -mavx2 -mbmi -mbmi2
 build/fuzz/lz4_avx512.o: FUZZ_ISA := -mavx512f -mavx512bw -mavx512vl -mbmi -mbmi2

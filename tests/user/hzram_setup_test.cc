@@ -388,7 +388,7 @@ TEST(ConfigTest, AliasesAndOverrides) {
       "zram-size = 2\n"
       "fs-type = swap\n"
       "[hzram0]\n"
-      "swap-priority = 7\n"
+      "swap-priority = +7\n"  // a sign, as zram-generator takes it
       "compression-algorithm = lz4hc\n"
       "compression-algorithm =\n",
       400);
@@ -550,6 +550,8 @@ TEST(ConfigTest, Errors) {
        "/etc/hzram.conf:2: [hzram0] swap-priority: '32768' is not a number from -1 to 32767"},
       {"[hzram0]\nswap-priority = -2\n",
        "/etc/hzram.conf:2: [hzram0] swap-priority: '-2' is not a number from -1 to 32767"},
+      {"[hzram0]\nswap-priority = +-1\n",
+       "/etc/hzram.conf:2: [hzram0] swap-priority: '+-1' is not a number from -1 to 32767"},
       {"[hzram0]\nswap-priority = high\n",
        "/etc/hzram.conf:2: [hzram0] swap-priority: 'high' is not a number from -1 to 32767"},
       {"[hzram0]\nswap-priority =\n",

@@ -114,6 +114,15 @@ TEST(FormatTest, ParseU64) {
   EXPECT_EQ(4u, n);
   EXPECT_EQ(0, ParseU64("18446744073709551615", &n));
   EXPECT_EQ(UINT64_MAX, n);
+  // As util-linux's ul_strtou64(): leading space and a sign; "-0" is 0.
+  for (const char* s : {" 4", "+4", "\t+4"}) {
+    n = 0;
+    EXPECT_EQ(0, ParseU64(s, &n)) << s;
+    EXPECT_EQ(4u, n) << s;
+  }
+  n = 9;
+  EXPECT_EQ(0, ParseU64("-0", &n));
+  EXPECT_EQ(0u, n);
   for (const char* s : {"", "x", "4x", "0x10", " 4 "}) {
     EXPECT_EQ(-EINVAL, ParseU64(s, &n)) << s;
     EXPECT_NE(ERANGE, errno) << s;

@@ -424,3 +424,41 @@ TEST(IsaTest, EnvironmentForcesTheIsa) {
 
 }  // namespace
 }  // namespace hzram::test
+
+// The library's synthetic pages (hzram/pages.h).
+namespace {
+
+TEST(PagesTest, SameSeedSameBytes) {
+  constexpr std::size_t n = 2 * hzram::kMixedCycle;
+  std::vector<std::uint8_t> a(n * hzram::kPageSize), b(a.size()), c(a.size());
+  hzram::MakeMixedPages(a.data(), n, 7);
+  hzram::MakeMixedPages(b.data(), n, 7);
+  hzram::MakeMixedPages(c.data(), n, 8);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  // The second cycle is not the first again.
+  EXPECT_NE(0, std::memcmp(a.data(), a.data() + hzram::kMixedCycle * hzram::kPageSize,
+                           hzram::kMixedCycle * hzram::kPageSize));
+}
+
+TEST(PagesTest, KindsCompressAsTheyShould) {
+  const hzram::PageKernels& k = hzram::KernelsFor(hzram::Isa::kScalar);
+  hzram::Lz4Table table;
+  std::vector<std::uint8_t> page(hzram::kPageSize), out(hzram::kCompressBufferSize);
+  hzram::PageRng rng(1);
+  auto size = [&](hzram::PageKind kind, std::size_t record) {
+    hzram::MakePage(kind, page.data(), &rng, record);
+    return k.compress(page.data(), out.data(), hzram::kPageSize, &table);
+  };
+  // compress() gives 0 for a page that does not compress.
+  EXPECT_EQ(0u, size(hzram::PageKind::kRandom, 0));
+  auto within = [](std::size_t n, std::size_t most) { return n > 0 && n < most; };
+  EXPECT_TRUE(within(size(hzram::PageKind::kText, 0), hzram::kPageSize * 3 / 4));
+  EXPECT_TRUE(within(size(hzram::PageKind::kStrings, 0), hzram::kPageSize));
+  EXPECT_TRUE(within(size(hzram::PageKind::kSparse, 0), hzram::kPageSize / 4));
+  EXPECT_TRUE(within(size(hzram::PageKind::kEmpty, 0), hzram::kPageSize / 16));
+  for (std::size_t r : {8ul, 24ul, 256ul})
+    EXPECT_TRUE(within(size(hzram::PageKind::kRecords, r), hzram::kPageSize)) << r;
+}
+
+}  // namespace

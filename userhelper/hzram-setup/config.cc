@@ -66,8 +66,12 @@ bool ParseOptionalMib(const std::string& s, std::optional<std::uint64_t>* out) {
   return true;
 }
 
+// A whole decimal number in [lo, hi], with a sign or not ("+5", as
+// zram-generator takes it).
 bool ParseInt(const std::string& s, int lo, int hi, int* out) {
-  return hzram::ParseDecimal<int>(s, lo, hi, out);
+  std::string_view v = s;
+  if (v.size() > 1 && v[0] == '+' && v[1] != '-') v.remove_prefix(1);
+  return hzram::ParseDecimal<int>(v, lo, hi, out);
 }
 
 // An absolute path, without "..": normalised (no "//", "/./" or trailing

@@ -194,12 +194,23 @@ err:
 int ParseU64(const char* str, std::uint64_t* num) {
   errno = 0;
   if (!str) return -EINVAL;
-  const std::string_view s(str);
+  // As strtoumax() reads: leading white space, then a sign.
+  std::string_view s(str);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s[0]))) s.remove_prefix(1);
+  const bool minus = !s.empty() && s[0] == '-';
+  if (!s.empty() && (s[0] == '+' || minus)) s.remove_prefix(1);
+  const bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+  if (minus) {
+    // "-0" is 0; any other negative number is out of range.
+    if (digits && s.find_first_not_of('0') == std::string_view::npos) {
+      *num = 0;
+      return 0;
+    }
+    if (digits) errno = ERANGE;
+    return -EINVAL;
+  }
   if (hzram::ParseDecimal<std::uint64_t>(s, 0, UINT64_MAX, num)) return 0;
-  // A number, but negative or past 64 bits: out of range.
-  const std::string_view digits = s.substr(!s.empty() && s[0] == '-' ? 1 : 0);
-  if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos)
-    errno = ERANGE;
+  if (digits) errno = ERANGE;  // past 64 bits
   return -EINVAL;
 }
 

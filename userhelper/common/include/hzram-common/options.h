@@ -24,10 +24,11 @@ inline constexpr int kPositional = 1;
 // that is not an option is an error.
 //
 // Return: "" if every argument was taken or @take stopped without error,
-// else what is wrong: "unknown option '--x'", "option --x needs a value",
-// "option --x takes no value", "unexpected argument 'x'", or @take's
-// error. Never prints: getopt_long()'s own messages are off. Not
-// reentrant (getopt_long()'s globals), as any getopt caller.
+// else what is wrong: "unknown option '--x'" (or '-x'), "option '--x' is
+// ambiguous: --xa, --xb", "option --x needs a value", "option --x takes
+// no value" (long options by their full names), "unexpected argument
+// 'x'", or @take's error. Never prints: getopt_long()'s own messages are
+// off. Not reentrant (getopt_long()'s globals), as any getopt caller.
 template <class Take>
 std::string WalkOptions(int argc, const char* const* argv, const char* shortopts,
                         const option* longopts, bool positional, Take&& take) {
@@ -36,23 +37,48 @@ std::string WalkOptions(int argc, const char* const* argv, const char* shortopts
   // a missing value returns ':', not '?'.
   const std::string opts = std::string(positional ? "-:" : "+:") + shortopts;
   auto* const av = const_cast<char* const*>(argv);
-  // The option argv[optind - 1] names, without "=value".
-  auto name = [&] {
-    std::string n = argv[optind - 1];
-    if (const auto eq = n.find('='); n.rfind("--", 0) == 0 && eq != std::string::npos) n.resize(eq);
+  int at = 1;  // the argument getopt_long() is scanning (a group of
+               // short options keeps optind until its last letter)
+  // The option argument @at names: a long one without "=value", the
+  // letter @letter of a short one.
+  auto name = [&](int letter) {
+    std::string n = argv[at];
+    if (n.rfind("--", 0) != 0) return std::string("-") + static_cast<char>(letter);
+    if (const auto eq = n.find('='); eq != std::string::npos) n.resize(eq);
     return n;
+  };
+  // The long name of option @id.
+  auto long_name = [&](int id) {
+    for (const option* o = longopts; o->name; o++)
+      if (o->val == id) return std::string("--") + o->name;
+    return std::string("?");
   };
   std::string error;
   optind = 0;  // glibc: start over, also for a second walk in one process
   opterr = 0;
-  for (int c; (c = getopt_long(argc, av, opts.c_str(), longopts, nullptr)) != -1;) {
-    if (c == ':') return "option " + name() + " needs a value";
+  for (;;) {
+    at = optind ? optind : 1;
+    const int c = getopt_long(argc, av, opts.c_str(), longopts, nullptr);
+    if (c == -1) break;
+    if (c == ':') {
+      const std::string n = name(optopt);
+      return "option " + (n.rfind("--", 0) == 0 ? long_name(optopt) : n) + " needs a value";
+    }
     if (c == '?') {
-      // A long option given a value it does not take; else unknown.
-      if (optopt && std::strncmp(argv[optind - 1], "--", 2) == 0)
-        return "option " + name() + " takes no value";
-      return "unknown option '" + (optopt ? std::string("-") + static_cast<char>(optopt) : name()) +
-             "'";
+      const std::string n = name(optopt);
+      const bool is_long = n.rfind("--", 0) == 0;
+      // A long option given a value it does not take.
+      if (is_long && optopt) return "option " + long_name(optopt) + " takes no value";
+      if (is_long) {
+        // Unknown, or the beginning of several.
+        std::string matches;
+        for (const option* o = longopts; o->name; o++)
+          if (std::strncmp(o->name, n.c_str() + 2, n.size() - 2) == 0)
+            matches += std::string(matches.empty() ? "" : ", ") + "--" + o->name;
+        if (matches.find(',') != std::string::npos)
+          return "option '" + n + "' is ambiguous: " + matches;
+      }
+      return "unknown option '" + n + "'";
     }
     if (!take(c, optarg, &error)) return error;
   }

@@ -2,8 +2,9 @@
 // Synthetic pages that stand in for what memory holds, made from a seed:
 // the same seed gives the same bytes in every process. The codec's ISA
 // trial (isa.cc) and hzramd's first calibration measure on them, and the
-// tests use them as pages of known kinds. Figures that are reported come
-// from real pages (the corpus), never from these.
+// tests use them as pages of known kinds. The benchmarks measure on real
+// pages (the corpus); only the ISA trial's own figures (IsaTrialSummary())
+// come from these.
 #ifndef HZRAM_PAGES_H
 #define HZRAM_PAGES_H
 
