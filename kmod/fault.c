@@ -11,9 +11,10 @@
  * there and can make another event happen at that moment.
  *
  * short_nowait_times: the next _times allocations of compressed pages
- * that may not reclaim (the first try of each, above the min watermark,
- * or with the reserves for a swap-out inside reclaim) fail as if memory
- * were short; short_nowait_hits counts them.
+ * that may not reclaim fail as if memory were short (the first try of
+ * each, HZRAM_GFP; for an inline swap-out, already under reclaim's
+ * PF_MEMALLOC); the tries from the reserves after it are never made
+ * short. short_nowait_hits counts them.
  *
  * fail_compress and fail_decompress, where the kernel has
  * CONFIG_FAULT_INJECTION_DEBUG_FS: the kernel's fault_attr knobs

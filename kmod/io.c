@@ -194,7 +194,9 @@ enum hzram_reserve {
 	 */
 	HZRAM_RESERVE_ALL,
 	/*
-	 * Part of them (__GFP_HIGH: half the min watermark): a staged
+	 * Part of them (__GFP_HIGH, and __GFP_NOMEMALLOC so that 6.3 and
+	 * later do not add ALLOC_NON_BLOCK's quarter: down to half the min
+	 * watermark, where atomic allocations go further): a staged
 	 * swap-out's commit. Its page was freed when it was staged, and its
 	 * allocation pays for it later; without a bound, the commits of every
 	 * cell staged (up to nr_batches * batch_pages) could drain the
@@ -202,6 +204,19 @@ enum hzram_reserve {
 	 */
 	HZRAM_RESERVE_HIGH,
 };
+
+/* What encoding in @mode may draw on (hzram_zs_alloc_nowait()). */
+static enum hzram_reserve hzram_enc_reserve(enum hzram_enc_mode mode)
+{
+	switch (mode) {
+	case HZRAM_ENC_SWAP:
+		return HZRAM_RESERVE_ALL;
+	case HZRAM_ENC_STAGED_SWAP:
+		return HZRAM_RESERVE_HIGH;
+	default:
+		return HZRAM_RESERVE_NONE;
+	}
+}
 
 /*
  * Allocate @len bytes without sleeping, first above the min watermark,
@@ -220,8 +235,8 @@ static unsigned long hzram_zs_alloc_nowait(struct hzram *hz, unsigned int len,
 	if (!IS_ERR_VALUE(handle) || reserve == HZRAM_RESERVE_NONE)
 		return handle;
 	if (reserve == HZRAM_RESERVE_HIGH)
-		return hzram_zs_malloc(hz->mem_pool, len,
-				       HZRAM_GFP | __GFP_HIGH);
+		return hzram_zs_malloc(hz->mem_pool, len, HZRAM_GFP | __GFP_HIGH |
+				       __GFP_NOMEMALLOC);
 	flags = memalloc_noreclaim_save();
 	handle = hzram_zs_malloc(hz->mem_pool, len, HZRAM_GFP);
 	memalloc_noreclaim_restore(flags);
@@ -348,10 +363,7 @@ static int hzram_encode_page(struct hzram *hz, const void *src,
 	ret = hzram_encode_compress(hz, strm, src, staged, &data, &len);
 	if (ret)
 		goto out;
-	handle = hzram_zs_alloc_nowait(hz, len,
-				       mode == HZRAM_ENC_SWAP ? HZRAM_RESERVE_ALL :
-				       mode == HZRAM_ENC_STAGED_SWAP ?
-				       HZRAM_RESERVE_HIGH : HZRAM_RESERVE_NONE);
+	handle = hzram_zs_alloc_nowait(hz, len, hzram_enc_reserve(mode));
 	if (IS_ERR_VALUE(handle)) {
 		hzram_strm_put(hz->comp);
 		atomic64_inc(&hz->stats.writestall);
