@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * swap_verify [-r] MIB [PASSES [DATA]]: allocate MIB MiB of anonymous
+ * swap_verify [-r] [-p] MIB [PASSES [DATA]]: allocate MIB MiB of anonymous
  * memory, fill it, then read every word back PASSES times (default 2),
  * walking the memory in a different order each pass so that pages go out
  * to swap and come back. Exits 0 when every word was right, 1 on the first
@@ -12,6 +12,10 @@
  * it walks backwards, from the pages still in memory: only the pages that
  * were swapped out come back, once each, for about a third of the swap
  * traffic.
+ *
+ * With -p, once written the memory is paged out at once
+ * (madvise(MADV_PAGEOUT)), without memory pressure: each page goes to swap
+ * once and comes back at the first pass.
  *
  * By default each page is 256 pseudo-random bytes (unique to each word)
  * followed by a repeated word, so it compresses about tenfold: a
@@ -26,6 +30,10 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
 
 #define PAGE 4096
 #define WORDS (PAGE / 8)
@@ -72,18 +80,21 @@ static int map_data(const char *path)
 
 int main(int argc, char **argv)
 {
-	unsigned long mib, passes = 2, pages, p, pass, reverse = 0;
+	unsigned long mib, passes = 2, pages, p, pass, reverse = 0, pageout = 0;
 	uint64_t *mem;
 	unsigned int i;
 
-	if (argc > 1 && argv[1][0] == '-' && argv[1][1] == 'r' && !argv[1][2]) {
-		reverse = 1;
-		argc--;
-		argv++;
+	for (; argc > 1 && argv[1][0] == '-' && argv[1][1] && !argv[1][2]; argc--, argv++) {
+		if (argv[1][1] == 'r')
+			reverse = 1;
+		else if (argv[1][1] == 'p')
+			pageout = 1;
+		else
+			break;
 	}
 	if (argc < 2 || argc > 4 || !(mib = strtoul(argv[1], NULL, 10)) ||
 	    (argc >= 3 && !(passes = strtoul(argv[2], NULL, 10)))) {
-		fprintf(stderr, "usage: swap_verify [-r] MIB [PASSES [DATA]]\n");
+		fprintf(stderr, "usage: swap_verify [-r] [-p] MIB [PASSES [DATA]]\n");
 		return 2;
 	}
 	if (argc == 4 && map_data(argv[3]))
@@ -99,6 +110,13 @@ int main(int argc, char **argv)
 		for (i = 0; i < WORDS; i++)
 			mem[p * WORDS + i] = word(p, i);
 	printf("swap_verify: wrote %lu MiB\n", mib);
+	if (pageout) {
+		if (madvise(mem, pages * PAGE, MADV_PAGEOUT)) {
+			perror("madvise(MADV_PAGEOUT)");
+			return 2;
+		}
+		printf("swap_verify: paged out %lu MiB\n", mib);
+	}
 	fflush(stdout);
 
 	for (pass = 0; pass < passes; pass++) {
