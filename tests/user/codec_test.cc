@@ -364,12 +364,12 @@ TEST(CodecTest, SmallBatchesRunOnTheCaller) {
   auto codec = MakeCodec(2);
   const Page p = TextPage(1);
   std::vector<const void*> pages(4, p.data());
-  const std::uint64_t before = codec->pool().runs();
+  const std::uint64_t before = codec->pool_runs();
   RoundTrip(*codec, pages);
-  EXPECT_EQ(before, codec->pool().runs());
+  EXPECT_EQ(before, codec->pool_runs());
   pages.assign(200, p.data());
   RoundTrip(*codec, pages);
-  EXPECT_EQ(before + 2, codec->pool().runs()) << "compress and decompress use the pool";
+  EXPECT_EQ(before + 2, codec->pool_runs()) << "compress and decompress use the pool";
 }
 
 }  // namespace

@@ -80,6 +80,8 @@ Codec::~Codec() = default;
 
 unsigned Codec::threads() const { return pool_->size(); }
 
+std::uint64_t Codec::pool_runs() const { return pool_->runs(); }
+
 // Run job(chunk_begin, chunk_end, worker) over [0, n) in chunks: on the
 // pool, the calling thread being worker 0, or on the calling thread alone
 // for small batches and one-thread pools.
