@@ -156,8 +156,13 @@ test_staged_swap_out_allocates_as_a_swap_out() {
 	[ "$helped" -gt 0 ] || fail "no page went through hzramd"
 	expect_eq "$stalls" "$hits" "writestall of plain writes made short"
 	# Swap-outs: 16 MiB paged out at once (MADV_PAGEOUT, no memory
-	# pressure: part of the reserves always serves), mostly through
-	# hzramd, while 2048 first tries find memory short; then read back.
+	# pressure: part of the reserves always serves), while 2048 first
+	# tries find memory short; then read back. Reclaim sends them a few
+	# at a time, so batches that offload_flush_us closes are small: with
+	# offload_min_pages 1 every staged page goes to hzramd, not only those
+	# that happened to fill a batch of 32 (once 32 pages of 4096, and on
+	# a slower machine none).
+	echo 1 >/sys/block/hzram0/offload_min_pages
 	mkswap /dev/hzram0 >/dev/null
 	swapon /dev/hzram0
 	wait_unstaged	# mkswap's page: a plain write
