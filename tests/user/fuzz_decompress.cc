@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "hzram/page_codec.h"
+#include "lz4_format.h"
 
 using namespace hzram;
 
@@ -28,8 +29,8 @@ static bool HasZeroOffset(const std::uint8_t* ip, std::size_t size) {
   const std::uint8_t* const end = ip + size;
   while (ip < end) {
     const unsigned token = *ip++;
-    std::size_t lit = token >> 4;
-    if (lit == 15) {
+    std::size_t lit = token >> lz4::kMlBits;
+    if (lit == lz4::kRunMask) {
       unsigned s;
       do {
         if (ip >= end) return false;
@@ -42,7 +43,7 @@ static bool HasZeroOffset(const std::uint8_t* ip, std::size_t size) {
     if (end - ip < 2) return false;
     if (ip[0] == 0 && ip[1] == 0) return true;
     ip += 2;
-    if ((token & 15) == 15) {
+    if ((token & lz4::kMlMask) == lz4::kMlMask) {
       unsigned s;
       do {
         if (ip >= end) return false;

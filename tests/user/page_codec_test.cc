@@ -13,6 +13,7 @@
 #include <string>
 
 #include "hzram/page_codec.h"
+#include "lz4_format.h"
 #include "test_util.h"
 
 namespace hzram::test {
@@ -246,11 +247,12 @@ std::vector<std::uint8_t> RandomBlock(std::uint64_t seed, Page* page) {
   };
   for (;;) {
     const std::size_t room = kPageSize - out.size();
-    // A sequence with a match needs its literals to end 12 bytes or more
-    // before the page does, and its match 5 or more.
-    if (room < 12 + 1 || below(40) == 0) {
-      blk.push_back(static_cast<std::uint8_t>(std::min<std::size_t>(room, 15) << 4));
-      if (room >= 15) length(room - 15);
+    // A sequence with a match needs its literals to end kMfLimit bytes or
+    // more before the page does, and its match kLastLiterals or more.
+    if (room < lz4::kMfLimit + 1 || below(40) == 0) {
+      blk.push_back(
+          static_cast<std::uint8_t>(std::min<std::size_t>(room, lz4::kRunMask) << lz4::kMlBits));
+      if (room >= lz4::kRunMask) length(room - lz4::kRunMask);
       literals(room);
       return blk;
     }
@@ -261,7 +263,7 @@ std::vector<std::uint8_t> RandomBlock(std::uint64_t seed, Page* page) {
       case 8: lit = in(14, 64); break;
       default: lit = in(0, 300); break;
     }
-    lit = std::min(lit, room - 12);
+    lit = std::min<std::size_t>(lit, room - lz4::kMfLimit);
     if (out.empty() && lit == 0) lit = 1;  // a match needs something behind it
     const std::size_t behind = out.size() + lit;
     std::size_t offset;
@@ -271,7 +273,7 @@ std::vector<std::uint8_t> RandomBlock(std::uint64_t seed, Page* page) {
       default: offset = in(1, kPageSize); break;
     }
     offset = std::min(offset, behind);
-    const std::size_t most = room - lit - 5;
+    const std::size_t most = room - lit - lz4::kLastLiterals;
     std::size_t ml;
     switch (below(10)) {
       case 0: case 1: case 2: case 3: ml = in(4, 18); break;
@@ -279,14 +281,16 @@ std::vector<std::uint8_t> RandomBlock(std::uint64_t seed, Page* page) {
       case 7: case 8: ml = in(65, 400); break;
       default: ml = most - std::min<std::size_t>(most, in(0, 40)); break;  // up to the end
     }
-    ml = std::clamp<std::size_t>(ml, 4, most);
-    blk.push_back(static_cast<std::uint8_t>(std::min<std::size_t>(lit, 15) << 4 |
-                                            std::min<std::size_t>(ml - 4, 15)));
-    if (lit >= 15) length(lit - 15);
+    ml = std::clamp<std::size_t>(ml, lz4::kMinMatch, most);
+    const std::size_t mcode = ml - lz4::kMinMatch;
+    blk.push_back(
+        static_cast<std::uint8_t>(std::min<std::size_t>(lit, lz4::kRunMask) << lz4::kMlBits |
+                                  std::min<std::size_t>(mcode, lz4::kMlMask)));
+    if (lit >= lz4::kRunMask) length(lit - lz4::kRunMask);
     literals(lit);
     blk.push_back(static_cast<std::uint8_t>(offset));
     blk.push_back(static_cast<std::uint8_t>(offset >> 8));
-    if (ml - 4 >= 15) length(ml - 4 - 15);
+    if (mcode >= lz4::kMlMask) length(mcode - lz4::kMlMask);
     for (std::size_t i = 0; i < ml; i++) out.push_back(out[out.size() - offset]);
   }
 }

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "hzram/page_codec.h"
+#include "lz4_format.h"
 
 namespace hzram::avx2 {
 #include "lz4_vec.h"

@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "hzram/page_codec.h"
+#include "lz4_format.h"
 
 namespace hzram::avx512 {
 #include "lz4_vec.h"

@@ -4,7 +4,8 @@
 //
 // This file is included once per ISA (lz4_scalar.cc, lz4_avx2.cc,
 // lz4_avx512.cc), inside a namespace of that ISA and after the standard
-// headers, with a policy class `Vec` that provides:
+// headers and lz4_format.h (the format's constants and end rules), with a
+// policy class `Vec` that provides:
 //
 //   static constexpr std::size_t kWidth;     // bytes per wide copy: 16 or 32
 //   static void Copy32(std::uint8_t* dst, const std::uint8_t* src);
@@ -26,7 +27,7 @@
 //
 // The compressor is LZ4's (LZ4_compress_generic() of lz4 1.9, acceleration
 // 1) specialised for one page and for what memory pages hold: a 6-byte
-// hash (see Hash()) in a 4096-entry table, and the last match's offset
+// hash (lz4::Hash6()) in a 4096-entry table, and the last match's offset
 // tried before the table. On real memory pages it is faster than liblz4
 // and its output smaller (Documentation/codec.rst has the figures). The
 // output is the LZ4 block format, which any LZ4 decoder reads (liblz4,
@@ -40,11 +41,15 @@ using std::uint32_t;
 using std::uint64_t;
 using std::uint8_t;
 
-constexpr size_t kMinMatch = 4;
-constexpr size_t kLastLiterals = 5;   // the block ends with >= 5 literals
-constexpr size_t kMfLimit = 12;       // no match starts in the last 12 bytes
-constexpr unsigned kSkipStrength = 6; // as LZ4's acceleration 1
-constexpr unsigned kRunMask = 15;
+using lz4::kLastLiterals;
+using lz4::kMinMatch;
+using lz4::kMlMask;
+using lz4::kRunMask;
+using lz4::WriteLength;
+
+constexpr unsigned kSkipStrength = 6;  // as LZ4's acceleration 1
+static_assert(kLz4HashLog == lz4::kHashLog, "Lz4Table has a slot per hash");
+static_assert(kPageSize - 1 <= lz4::kMaxOffset, "any offset in a page fits");
 
 inline uint32_t Read32(const uint8_t* p) {
   uint32_t v;
@@ -61,14 +66,11 @@ inline uint16_t Read16(const uint8_t* p) {
 inline void Write16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, 2); }
 
 // The hash of the 6 bytes at @p (of the 8 read: a page's last candidate
-// position is 11 bytes before its end). Memory pages are full of 4- and
-// 5-byte coincidences (small integers, pointer prefixes) that do not
-// extend; hashing 6 bytes skips most of them: fewer, longer matches,
-// which is both faster and smaller than LZ4's 4-byte hash here.
+// position is 11 bytes before its end).
 inline uint32_t Hash(const uint8_t* p) {
   uint64_t v;
   std::memcpy(&v, p, 8);
-  return static_cast<uint32_t>(((v << 16) * 889523592379ull) >> (64 - kLz4HashLog));
+  return lz4::Hash6(v);
 }
 
 // One N-byte move (memcpy() semantics: no overlap). 32-byte ones go
@@ -97,21 +99,11 @@ inline void WildCopy(uint8_t* dst, const uint8_t* src, size_t len) {
   } while (dst < end);
 }
 
-// Write a length's continuation bytes (255, 255, ..., rest).
-inline uint8_t* WriteLength(uint8_t* op, size_t len) {
-  while (len >= 255) {
-    *op++ = 255;
-    len -= 255;
-  }
-  *op++ = static_cast<uint8_t>(len);
-  return op;
-}
-
 size_t CompressPage(const void* page, void* dst_v, size_t limit, Lz4Table* table) {
   const uint8_t* const base = static_cast<const uint8_t*>(page);
   const uint8_t* const iend = base + kPageSize;
-  const uint8_t* const mflimit_plus_one = iend - kMfLimit + 1;
-  const uint8_t* const match_limit = iend - kLastLiterals;
+  const uint8_t* const mflimit_plus_one = base + lz4::MatchStartEnd(kPageSize);
+  const uint8_t* const match_limit = base + lz4::MatchEnd(kPageSize);
   // dst has room for the worst case (kCompressBufferSize exceeds
   // LZ4_COMPRESSBOUND(kPageSize) plus the wide copies' overrun): no output
   // checks in the loop; @limit is applied to the result.
@@ -175,10 +167,10 @@ size_t CompressPage(const void* page, void* dst_v, size_t limit, Lz4Table* table
       const size_t lit = static_cast<size_t>(ip - anchor);
       token = op++;
       if (lit >= kRunMask) {
-        *token = kRunMask << 4;
+        *token = kRunMask << lz4::kMlBits;
         op = WriteLength(op, lit - kRunMask);
       } else {
-        *token = static_cast<uint8_t>(lit << 4);
+        *token = static_cast<uint8_t>(lit << lz4::kMlBits);
       }
       // A wide copy reads up to kWidth - 1 bytes past the literals: only
       // where that stays inside the page.
@@ -199,9 +191,9 @@ size_t CompressPage(const void* page, void* dst_v, size_t limit, Lz4Table* table
         ip += kMinMatch;
         const size_t ml = Vec::Prefix(ip, match + kMinMatch, match_limit);
         ip += ml;
-        if (ml >= kRunMask) {
-          *token += kRunMask;
-          op = WriteLength(op, ml - kRunMask);
+        if (ml >= kMlMask) {
+          *token += kMlMask;
+          op = WriteLength(op, ml - kMlMask);
         } else {
           *token += static_cast<uint8_t>(ml);
         }
@@ -228,10 +220,10 @@ size_t CompressPage(const void* page, void* dst_v, size_t limit, Lz4Table* table
 last_literals : {
   const size_t lit = static_cast<size_t>(iend - anchor);
   if (lit >= kRunMask) {
-    *op++ = kRunMask << 4;
+    *op++ = kRunMask << lz4::kMlBits;
     op = WriteLength(op, lit - kRunMask);
   } else {
-    *op++ = static_cast<uint8_t>(lit << 4);
+    *op++ = static_cast<uint8_t>(lit << lz4::kMlBits);
   }
   std::memcpy(op, anchor, lit);
   op += lit;
@@ -320,14 +312,14 @@ int DecompressPage(const void* src_v, size_t len, void* page) {
   // block's last (see the careful loop), so a match follows. A match is
   // copied with moves that may write up to 31 bytes past its end: only
   // where that stays inside the page. The careful loop does the rest.
-  constexpr size_t kInMargin = 1 + 14 + 8;   // token, literals, the end rule's 8
-  constexpr size_t kOutMargin = 14 + 18 + 5;  // literals, a short match, the end rule's 5
+  constexpr size_t kInMargin = 1 + 14 + lz4::kInputTail;     // token, literals, the end rule's
+  constexpr size_t kOutMargin = 14 + 18 + kLastLiterals;  // literals, a short match, the end rule's
   if (len >= kInMargin) {
     const uint8_t* const ilimit = iend - kInMargin;
     uint8_t* const olimit = oend - kOutMargin;
     while (ip <= ilimit && op <= olimit) {
       const unsigned token = *ip;
-      size_t lit = token >> 4;
+      size_t lit = token >> lz4::kMlBits;
       size_t offset;
       if (lit != kRunMask) [[likely]] {
         // Up to 14 literals in one move. With kInMargin, at least 8 bytes
@@ -347,11 +339,11 @@ int DecompressPage(const void* src_v, size_t len, void* page) {
         ip += lit + 2;
       }
       op += lit;
-      if (offset - 1 >= static_cast<size_t>(op - dst)) [[unlikely]]
+      if (!lz4::OffsetFits(offset, static_cast<size_t>(op - dst))) [[unlikely]]
         return -EBADMSG;  // 0, or before the page
       const uint8_t* const match = op - offset;
-      size_t ml = token & kRunMask;
-      if (ml != kRunMask && offset >= 8) [[likely]] {
+      size_t ml = token & kMlMask;
+      if (ml != kMlMask && offset >= 8) [[likely]] {
         // The common short match (4 to 18 bytes), as LZ4 copies it: in
         // words, which the store buffer forwards from the writes just
         // before. kOutMargin leaves room for it and for the 5 bytes the
@@ -362,7 +354,7 @@ int DecompressPage(const void* src_v, size_t len, void* page) {
         op += ml + kMinMatch;
         continue;
       }
-      if (ml == kRunMask) {
+      if (ml == kMlMask) {
         // The first length byte is within the 8 bytes left after the
         // literals; more are rare.
         const unsigned b = *ip++;
@@ -375,7 +367,7 @@ int DecompressPage(const void* src_v, size_t len, void* page) {
         // A match that reaches the last 32 bytes: the format's end rule
         // (as liblz4 and the kernel check it: a match leaves at least the
         // last 5 bytes to literals), then a careful copy.
-        if (ml + kLastLiterals > static_cast<size_t>(oend - op)) return -EBADMSG;
+        if (!lz4::MatchFits(ml, static_cast<size_t>(oend - op))) return -EBADMSG;
         CopyMatchNearEnd(op, offset, ml, oend);
         op += ml;
         break;
@@ -396,15 +388,12 @@ int DecompressPage(const void* src_v, size_t len, void* page) {
     if (ip >= iend) return -EBADMSG;  // a block ends with literals, never a match
     const unsigned token = *ip++;
 
-    size_t lit = token >> 4;
+    size_t lit = token >> lz4::kMlBits;
     if (lit == kRunMask && !ReadLength(ip, iend, &lit)) return -EBADMSG;
     if (lit > static_cast<size_t>(iend - ip) || lit > static_cast<size_t>(oend - op))
       return -EBADMSG;
-    // The format's end rules, as liblz4 and the kernel check them: literals
-    // that reach into the last 12 bytes of output, or leave fewer than 8
-    // bytes of input, end the block.
-    const bool last = lit + kMfLimit > static_cast<size_t>(oend - op) ||
-                      lit + 8 > static_cast<size_t>(iend - ip);
+    const bool last = lz4::LastLiterals(lit, static_cast<size_t>(oend - op),
+                                        static_cast<size_t>(iend - ip));
     CopySmall(op, ip, lit);
     ip += lit;
     op += lit;
@@ -413,11 +402,11 @@ int DecompressPage(const void* src_v, size_t len, void* page) {
     if (iend - ip < 2) return -EBADMSG;
     const size_t offset = Read16(ip);
     ip += 2;
-    if (offset - 1 >= static_cast<size_t>(op - dst)) return -EBADMSG;
-    size_t ml = token & kRunMask;
-    if (ml == kRunMask && !ReadLength(ip, iend, &ml)) return -EBADMSG;
+    if (!lz4::OffsetFits(offset, static_cast<size_t>(op - dst))) return -EBADMSG;
+    size_t ml = token & kMlMask;
+    if (ml == kMlMask && !ReadLength(ip, iend, &ml)) return -EBADMSG;
     ml += kMinMatch;
-    if (ml + kLastLiterals > static_cast<size_t>(oend - op)) return -EBADMSG;
+    if (!lz4::MatchFits(ml, static_cast<size_t>(oend - op))) return -EBADMSG;
     CopyMatchNearEnd(op, offset, ml, oend);
     op += ml;
   }

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "hzram/page_codec.h"
+#include "lz4_format.h"
 
 namespace hzram::scalar {
 #include "lz4_vec.h"

@@ -25,14 +25,16 @@
 // last match's offset and the two previous occurrences. There is no
 // skipping ahead on incompressible data: every position is looked at,
 // which costs little in parallel. On the page corpus the output is 0.5%
-// smaller than the CPU codec's. It is the LZ4 block format (same limits
-// as lz4_impl.h).
+// smaller than the CPU codec's. It is the LZ4 block format, with the
+// constants, hash and end rules of lz4_format.h, as the CPU codec's.
 #ifndef HZRAM_GPU_LZ4_WARP_H
 #define HZRAM_GPU_LZ4_WARP_H
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+
+#include "../lz4_format.h"
 
 #if defined(__CUDACC__)
 #define HZ_HD __device__ __forceinline__
@@ -44,12 +46,8 @@ namespace hzram::gpu {
 
 constexpr int kLanes = 32;
 constexpr std::uint32_t kPage = 4096;
-constexpr std::uint32_t kMinMatch = 4;
-constexpr std::uint32_t kLastLiterals = 5;
-constexpr std::uint32_t kMfLimit = 12;
-constexpr std::uint32_t kSearchEnd = kPage - kMfLimit + 1;   // matches start before this
-constexpr std::uint32_t kMatchLimit = kPage - kLastLiterals;  // and end at most here
-constexpr int kHashLog = 12;
+constexpr std::uint32_t kSearchEnd = lz4::MatchStartEnd(kPage);  // matches start before this
+constexpr std::uint32_t kMatchLimit = lz4::MatchEnd(kPage);      // and end at most here
 constexpr std::uint32_t kFull = 0xffffffffu;
 
 // What a page compressed to.
@@ -58,10 +56,10 @@ enum class PageKind : std::uint8_t { kSame = 1, kRaw = 2, kLz4 = 3 };
 // A warp's scratch for compression: 21 KiB.
 struct CompressScratch {
   alignas(16) std::uint8_t page[kPage];
-  std::uint16_t prev[kPage];              // position + 1 of the last earlier
-                                          // position with the same hash; 0: none
-  std::uint16_t head[1u << kHashLog];     // hash -> last position + 1 so far
-  std::uint32_t value[kLanes];            // per lane, for collectives
+  std::uint16_t prev[kPage];                // position + 1 of the last earlier
+                                            // position with the same hash; 0: none
+  std::uint16_t head[1u << lz4::kHashLog];  // hash -> last position + 1 so far
+  std::uint32_t value[kLanes];              // per lane, for collectives
   std::uint8_t flag[kLanes];
   std::uint8_t flag2[kLanes];
 };
@@ -145,30 +143,20 @@ HZ_HD int Clz(std::uint32_t v) {
 #endif
 }
 
-// The hash of the 6 bytes at @p of @page (of an 8-byte read), as the CPU
-// codec's.
-HZ_HD std::uint32_t Hash6(const std::uint8_t* page, std::uint32_t p) {
-  return static_cast<std::uint32_t>(((PageLoad64(page, p) << 16) * 889523592379ull) >>
-                                    (64 - kHashLog));
+// The hash of the 6 bytes at @p of @page (of an 8-byte read).
+HZ_HD std::uint32_t PageHash(const std::uint8_t* page, std::uint32_t p) {
+  return lz4::Hash6(PageLoad64(page, p));
 }
 
-// Bytes of a length's continuation (255, ..., rest) for a field of @len
-// beyond the token's 15.
+// Bytes of a length's continuation (255, ..., rest) for a field of @len;
+// none below the token's 15 (kRunMask and kMlMask alike).
 HZ_HD std::uint32_t LengthBytes(std::uint32_t len) {
-  return len >= 15 ? (len - 15) / 255 + 1 : 0;
+  return len >= lz4::kRunMask ? (len - lz4::kRunMask) / 255 + 1 : 0;
 }
 
-// Write a token nibble's continuation bytes at dst; returns bytes written.
-HZ_HD std::uint32_t PutLength(std::uint8_t* dst, std::uint32_t len) {
-  std::uint32_t n = 0;
-  if (len < 15) return 0;
-  len -= 15;
-  while (len >= 255) {
-    dst[n++] = 255;
-    len -= 255;
-  }
-  dst[n++] = static_cast<std::uint8_t>(len);
-  return n;
+// Write the continuation bytes of a field of @len, if it has any, at dst.
+HZ_HD void PutLength(std::uint8_t* dst, std::uint32_t len) {
+  if (len >= lz4::kRunMask) lz4::WriteLength(dst, len - lz4::kRunMask);
 }
 
 #if !defined(__CUDACC__)
@@ -227,23 +215,22 @@ HZ_HD std::uint32_t MatchTail(L& lanes, CompressScratch& s, std::uint32_t x0, st
   }
 }
 
-// Compress the page at @src (kPage bytes) into @dst (kPage bytes); on the
-// device both are 16-byte aligned. Returns
-// the kind: kSame (then *word is the fill word), kLz4 (then *len is the
-// block's length, < kPage) or kRaw (the page is copied to @dst).
+// The page at @src (kPage bytes, 16-byte aligned on the device) into
+// scratch, 16 bytes a lane at a time; the hash table emptied.
 template <class L>
-HZ_HD PageKind CompressPageWarp(L& lanes, CompressScratch& s, const std::uint8_t* src,
-                                std::uint8_t* dst, std::uint32_t* len, std::uint64_t* word) {
-  // The page into scratch, 16 bytes a lane at a time; the table emptied.
+HZ_HD void LoadPage(L& lanes, CompressScratch& s, const std::uint8_t* src) {
   lanes.Each([&](int lane) {
     for (std::uint32_t k = 0; k < kPage / (16 * kLanes); k++) {
       const std::uint32_t o = (k * kLanes + lane) * 16;
       Copy16(s.page + o, src + o);
     }
-    for (std::uint32_t i = lane; i < (1u << kHashLog); i += kLanes) s.head[i] = 0;
+    for (std::uint32_t i = lane; i < (1u << lz4::kHashLog); i += kLanes) s.head[i] = 0;
   });
+}
 
-  // Same-filled?
+// Whether the page in scratch is one 8-byte word repeated.
+template <class L>
+HZ_HD bool SameFilled(L& lanes, CompressScratch& s) {
   lanes.Each([&](int lane) {
     const std::uint64_t w0 = Load64Aligned(s.page);
     bool same = true;
@@ -253,18 +240,18 @@ HZ_HD PageKind CompressPageWarp(L& lanes, CompressScratch& s, const std::uint8_t
   });
   std::uint32_t all = 0;
   lanes.Each([&](int lane) { all = lanes.Ballot(lane, s.flag); });
-  if (all == kFull) {
-    *word = Load64(s.page);
-    return PageKind::kSame;
-  }
+  return all == kFull;
+}
 
-  // Each position's last earlier position with the same hash, 32 at a time:
-  // within the 32 by MatchAny, before them from the table.
+// s.prev: each position's last earlier position with the same hash, 32 at
+// a time: within the 32 by MatchAny, before them from the table.
+template <class L>
+HZ_HD void ChainPositions(L& lanes, CompressScratch& s) {
   for (std::uint32_t base = 0; base < kSearchEnd; base += kLanes) {
     lanes.Each([&](int lane) {
       const std::uint32_t p = base + lane;
       // Out-of-range lanes get a value no other lane has.
-      s.value[lane] = p < kSearchEnd ? Hash6(s.page, p) : (0x80000000u | lane);
+      s.value[lane] = p < kSearchEnd ? PageHash(s.page, p) : (0x80000000u | lane);
     });
     lanes.Each([&](int lane) {
       const std::uint32_t p = base + lane;
@@ -280,102 +267,116 @@ HZ_HD PageKind CompressPageWarp(L& lanes, CompressScratch& s, const std::uint8_t
       if (s.flag[lane]) s.head[s.value[lane]] = static_cast<std::uint16_t>(base + lane + 1);
     });
   }
+}
 
-  // The parse.
-  std::uint32_t ip = 1, anchor = 0, op = 0, rep = 0;
-  bool raw = false;
-  for (;;) {
-    // The first position from ip with a match: the last offset, else the
-    // previous occurrence.
-    std::uint32_t mpos = 0, mfrom = 0;
-    bool found = false;
-    while (ip < kSearchEnd) {
-      lanes.Each([&](int lane) {
-        const std::uint32_t p = ip + lane;
-        bool r = false, h = false;
-        if (p < kSearchEnd) {
-          const std::uint32_t v = PageLoad32(s.page, p);
-          r = rep && p >= rep && PageLoad32(s.page, p - rep) == v;
-          const std::uint32_t q = s.prev[p];
-          h = q && PageLoad32(s.page, q - 1) == v;
-        }
-        s.flag[lane] = r;
-        s.flag2[lane] = h;
-      });
-      std::uint32_t mr = 0, mh = 0;
-      lanes.Each([&](int lane) {
-        mr = lanes.Ballot(lane, s.flag);
-        mh = lanes.Ballot(lane, s.flag2);
-      });
-      if (mr | mh) {
-        const int l = Ctz(mr | mh);
-        mpos = ip + l;
-        mfrom = (mr >> l) & 1 ? mpos - rep : s.prev[mpos] - 1u;
-        found = true;
-        break;
-      }
-      ip += kLanes;
-    }
-    if (!found) break;
-
-    // The candidates at mpos: the last offset, the previous occurrence and
-    // the one before it. Keep the longest.
-    std::uint32_t cand[3];
-    int ncand = 0;
-    const std::uint32_t at = PageLoad32(s.page, mpos);
-    if (rep && mpos >= rep && PageLoad32(s.page, mpos - rep) == at) cand[ncand++] = mpos - rep;
-    for (std::uint32_t q = s.prev[mpos], depth = 0; q && depth < 2; q = s.prev[q - 1], depth++)
-      if (PageLoad32(s.page, q - 1) == at && (ncand == 0 || cand[0] != q - 1))
-        cand[ncand++] = q - 1;
-    std::uint32_t a = 0;
-    for (int c = 0; c < ncand; c++) {
-      std::uint32_t x = mpos + kMinMatch;
-      const std::uint32_t y0 = cand[c] + kMinMatch;
-      x = x + MatchTail(lanes, s, x, y0);
-      if (x > a) {
-        a = x;
-        mfrom = cand[c];
-      }
-    }
-
-    // Extend backwards over equal literals.
-    std::uint32_t back = 0;
-    while (mpos - back > anchor && mfrom - back > 0 &&
-           s.page[mpos - back - 1] == s.page[mfrom - back - 1])
-      back++;
-    mpos -= back;
-    mfrom -= back;
-    const std::uint32_t ml = a - mpos;
-    const std::uint32_t lit = mpos - anchor;
-    const std::uint32_t offset = mpos - mfrom;
-
-    // The sequence: token, literal length, literals, offset, match length.
-    const std::uint32_t lit_at = op + 1 + LengthBytes(lit);
-    const std::uint32_t off_at = lit_at + lit;
-    const std::uint32_t end = off_at + 2 + LengthBytes(ml - kMinMatch);
-    if (end >= kPage) {  // no smaller than the page: store it raw
-      raw = true;
-      break;
-    }
+// The first position from @ip with a match, 32 positions a step: at the
+// last offset @rep (0: none yet), else at the previous occurrence. False
+// if there is none before kSearchEnd; else *mpos is the position and
+// *mfrom where its match is.
+template <class L>
+HZ_HD bool FindMatch(L& lanes, CompressScratch& s, std::uint32_t ip, std::uint32_t rep,
+                     std::uint32_t* mpos, std::uint32_t* mfrom) {
+  for (; ip < kSearchEnd; ip += kLanes) {
     lanes.Each([&](int lane) {
-      for (std::uint32_t i = lane; i < lit; i += kLanes) dst[lit_at + i] = s.page[anchor + i];
-      if (lane == 0) {
-        const std::uint32_t mcode = ml - kMinMatch;
-        dst[op] = static_cast<std::uint8_t>((lit < 15 ? lit : 15) << 4 | (mcode < 15 ? mcode : 15));
-        PutLength(dst + op + 1, lit);
-        dst[off_at] = static_cast<std::uint8_t>(offset);
-        dst[off_at + 1] = static_cast<std::uint8_t>(offset >> 8);
-        PutLength(dst + off_at + 2, mcode);
+      const std::uint32_t p = ip + lane;
+      bool r = false, h = false;
+      if (p < kSearchEnd) {
+        const std::uint32_t v = PageLoad32(s.page, p);
+        r = rep && p >= rep && PageLoad32(s.page, p - rep) == v;
+        const std::uint32_t q = s.prev[p];
+        h = q && PageLoad32(s.page, q - 1) == v;
       }
+      s.flag[lane] = r;
+      s.flag2[lane] = h;
     });
-    op = end;
-    ip = a;
-    anchor = a;
-    rep = offset;
-    if (ip >= kSearchEnd) break;
+    std::uint32_t mr = 0, mh = 0;
+    lanes.Each([&](int lane) {
+      mr = lanes.Ballot(lane, s.flag);
+      mh = lanes.Ballot(lane, s.flag2);
+    });
+    if (mr | mh) {
+      const int l = Ctz(mr | mh);
+      *mpos = ip + l;
+      *mfrom = (mr >> l) & 1 ? *mpos - rep : s.prev[*mpos] - 1u;
+      return true;
+    }
   }
+  return false;
+}
 
-  // The last literals, or the page raw.
+// The longest match at @mpos among the last offset @rep, the previous
+// occurrence and the one before it: sets *mfrom to where it is, returns
+// where it ends.
+template <class L>
+HZ_HD std::uint32_t LongestMatch(L& lanes, CompressScratch& s, std::uint32_t mpos,
+                                 std::uint32_t rep, std::uint32_t* mfrom) {
+  std::uint32_t cand[3];
+  int ncand = 0;
+  const std::uint32_t at = PageLoad32(s.page, mpos);
+  if (rep && mpos >= rep && PageLoad32(s.page, mpos - rep) == at) cand[ncand++] = mpos - rep;
+  for (std::uint32_t q = s.prev[mpos], depth = 0; q && depth < 2; q = s.prev[q - 1], depth++)
+    if (PageLoad32(s.page, q - 1) == at && (ncand == 0 || cand[0] != q - 1))
+      cand[ncand++] = q - 1;
+  std::uint32_t a = 0;
+  for (int c = 0; c < ncand; c++) {
+    std::uint32_t x = mpos + lz4::kMinMatch;
+    const std::uint32_t y0 = cand[c] + lz4::kMinMatch;
+    x = x + MatchTail(lanes, s, x, y0);
+    if (x > a) {
+      a = x;
+      *mfrom = cand[c];
+    }
+  }
+  return a;
+}
+
+// Extend the match at *mpos (from *mfrom) backwards over equal literals,
+// down to @anchor at most.
+HZ_HD void ExtendBackwards(const CompressScratch& s, std::uint32_t anchor, std::uint32_t* mpos,
+                           std::uint32_t* mfrom) {
+  std::uint32_t back = 0;
+  while (*mpos - back > anchor && *mfrom - back > 0 &&
+         s.page[*mpos - back - 1] == s.page[*mfrom - back - 1])
+    back++;
+  *mpos -= back;
+  *mfrom -= back;
+}
+
+// A sequence at @op of @dst: token, literal length, the @lit literals from
+// @anchor, @offset, match length (@ml bytes). Returns where it ends; if
+// that is kPage or more, the block would be no smaller than the page and
+// nothing is written.
+template <class L>
+HZ_HD std::uint32_t EmitSequence(L& lanes, const CompressScratch& s, std::uint8_t* dst,
+                                 std::uint32_t op, std::uint32_t anchor, std::uint32_t lit,
+                                 std::uint32_t offset, std::uint32_t ml) {
+  const std::uint32_t mcode = ml - lz4::kMinMatch;
+  const std::uint32_t lit_at = op + 1 + LengthBytes(lit);
+  const std::uint32_t off_at = lit_at + lit;
+  const std::uint32_t end = off_at + 2 + LengthBytes(mcode);
+  if (end >= kPage) return end;
+  lanes.Each([&](int lane) {
+    for (std::uint32_t i = lane; i < lit; i += kLanes) dst[lit_at + i] = s.page[anchor + i];
+    if (lane == 0) {
+      dst[op] = static_cast<std::uint8_t>(
+          (lit < lz4::kRunMask ? lit : lz4::kRunMask) << lz4::kMlBits |
+          (mcode < lz4::kMlMask ? mcode : lz4::kMlMask));
+      PutLength(dst + op + 1, lit);
+      dst[off_at] = static_cast<std::uint8_t>(offset);
+      dst[off_at + 1] = static_cast<std::uint8_t>(offset >> 8);
+      PutLength(dst + off_at + 2, mcode);
+    }
+  });
+  return end;
+}
+
+// The block's end at @op of @dst: the last literals, from @anchor; or,
+// when @raw or when they would make the block no smaller than the page,
+// the page itself. Returns kLz4 (*len the block's length) or kRaw.
+template <class L>
+HZ_HD PageKind EmitLastLiterals(L& lanes, const CompressScratch& s, std::uint8_t* dst,
+                                std::uint32_t op, std::uint32_t anchor, bool raw,
+                                std::uint32_t* len) {
   const std::uint32_t lit = kPage - anchor;
   const std::uint32_t lit_at = op + 1 + LengthBytes(lit);
   const bool fits = !raw && lit_at + lit < kPage;
@@ -383,7 +384,8 @@ HZ_HD PageKind CompressPageWarp(L& lanes, CompressScratch& s, const std::uint8_t
     if (fits) {
       for (std::uint32_t i = lane; i < lit; i += kLanes) dst[lit_at + i] = s.page[anchor + i];
       if (lane == 0) {
-        dst[op] = static_cast<std::uint8_t>((lit < 15 ? lit : 15) << 4);
+        dst[op] = static_cast<std::uint8_t>((lit < lz4::kRunMask ? lit : lz4::kRunMask)
+                                            << lz4::kMlBits);
         PutLength(dst + op + 1, lit);
       }
     } else {
@@ -396,6 +398,43 @@ HZ_HD PageKind CompressPageWarp(L& lanes, CompressScratch& s, const std::uint8_t
   if (!fits) return PageKind::kRaw;
   *len = lit_at + lit;
   return PageKind::kLz4;
+}
+
+// Compress the page at @src (kPage bytes) into @dst (kPage bytes); on the
+// device both are 16-byte aligned. Returns the kind: kSame (then *word is
+// the fill word), kLz4 (then *len is the block's length, < kPage) or kRaw
+// (the page is copied to @dst).
+template <class L>
+HZ_HD PageKind CompressPageWarp(L& lanes, CompressScratch& s, const std::uint8_t* src,
+                                std::uint8_t* dst, std::uint32_t* len, std::uint64_t* word) {
+  LoadPage(lanes, s, src);
+  if (SameFilled(lanes, s)) {
+    *word = Load64(s.page);
+    return PageKind::kSame;
+  }
+  ChainPositions(lanes, s);
+
+  // The parse: a sequence for each match, while one can start.
+  std::uint32_t ip = 1, anchor = 0, op = 0, rep = 0;
+  bool raw = false;
+  for (;;) {
+    std::uint32_t mpos, mfrom;
+    if (!FindMatch(lanes, s, ip, rep, &mpos, &mfrom)) break;
+    const std::uint32_t end = LongestMatch(lanes, s, mpos, rep, &mfrom);
+    ExtendBackwards(s, anchor, &mpos, &mfrom);
+    const std::uint32_t offset = mpos - mfrom;
+    const std::uint32_t next =
+        EmitSequence(lanes, s, dst, op, anchor, mpos - anchor, offset, end - mpos);
+    if (next >= kPage) {  // no smaller than the page: store it raw
+      raw = true;
+      break;
+    }
+    op = next;
+    ip = anchor = end;
+    rep = offset;
+    if (ip >= kSearchEnd) break;
+  }
+  return EmitLastLiterals(lanes, s, dst, op, anchor, raw, len);
 }
 
 // Add a length field's continuation bytes (255, ..., last) at in[*ip..len)
@@ -428,11 +467,11 @@ HZ_HD int DecompressPageWarp(L& lanes, DecompressScratch& s, const std::uint8_t*
   for (;;) {
     if (ip >= len) break;  // a block ends with literals
     const std::uint32_t token = s.in[ip++];
-    std::uint32_t lit = token >> 4;
-    if (!(lit < 15 || ReadLength(s.in, len, &ip, &lit)) || lit > len - ip || lit > kPage - op) break;
-    // The format's end rules (as lz4_impl.h's): literals that reach into
-    // the last 12 bytes of output, or leave fewer than 8 of input, end it.
-    const bool last = lit + kMfLimit > kPage - op || lit + 8 > len - ip;
+    std::uint32_t lit = token >> lz4::kMlBits;
+    if (!(lit < lz4::kRunMask || ReadLength(s.in, len, &ip, &lit)) || lit > len - ip ||
+        lit > kPage - op)
+      break;
+    const bool last = lz4::LastLiterals(lit, kPage - op, len - ip);
     lanes.Each([&](int lane) {
       for (std::uint32_t i = lane; i < lit; i += kLanes) s.out[op + i] = s.in[ip + i];
     });
@@ -446,11 +485,11 @@ HZ_HD int DecompressPageWarp(L& lanes, DecompressScratch& s, const std::uint8_t*
     if (len - ip < 2) break;
     const std::uint32_t offset = s.in[ip] | static_cast<std::uint32_t>(s.in[ip + 1]) << 8;
     ip += 2;
-    if (offset == 0 || offset > op) break;
-    std::uint32_t ml = token & 15;
-    const bool ok = ml < 15 || ReadLength(s.in, len, &ip, &ml);
-    ml += kMinMatch;
-    if (!ok || ml + kLastLiterals > kPage - op) break;  // a match leaves the last 5 bytes
+    if (!lz4::OffsetFits(offset, op)) break;
+    std::uint32_t ml = token & lz4::kMlMask;
+    const bool ok = ml < lz4::kMlMask || ReadLength(s.in, len, &ip, &ml);
+    ml += lz4::kMinMatch;
+    if (!ok || !lz4::MatchFits(ml, kPage - op)) break;
     // A match repeats the offset's period: each byte depends only on bytes
     // before op, so all can be written at once.
     lanes.Each([&](int lane) {
