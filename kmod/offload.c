@@ -233,16 +233,7 @@ void hzram_batch_store(struct hzram_offload *off, struct hzram_batch *b,
 			/* One read of the helper's record; check the copy. */
 			memcpy(&rec, &recs[i], sizeof(rec));
 			r = &rec;
-			if (rec.flags ||
-			    (rec.kind == HZRAM_PAGE_SAME && rec.length) ||
-			    (rec.kind == HZRAM_PAGE_RAW &&
-			     rec.length != PAGE_SIZE) ||
-			    (rec.kind == HZRAM_PAGE_LZ4 &&
-			     (!rec.length || rec.length >= PAGE_SIZE)) ||
-			    ((rec.kind == HZRAM_PAGE_RAW ||
-			      rec.kind == HZRAM_PAGE_LZ4) &&
-			     (rec.value > cap || rec.length > cap - rec.value)) ||
-			    rec.kind > HZRAM_PAGE_LZ4) {
+			if (hzram_page_record_check(&rec, cap)) {
 				hzram_offload_count(hz, HZRAM_OFF_REJECTED);
 				r = NULL;
 			}

@@ -104,8 +104,8 @@ static int hzram_read_fill(struct hzram_offload *off, struct hzram_batch *b,
 	const struct hzram_page_record *in = &hzram_read_recs(off, b)[i];
 	const u64 cap = (u64)off->batch_pages * PAGE_SIZE;
 
-	if (out && out->kind == HZRAM_PAGE_RAW && !out->flags &&
-	    out->length == PAGE_SIZE && out->value <= cap - PAGE_SIZE) {
+	if (out && out->kind == HZRAM_PAGE_RAW &&
+	    hzram_page_record_check(out, cap) == HZRAM_RECORD_OK) {
 		/* One read of the helper's page; the copy is checked. */
 		memcpy(mem, data + out->value, PAGE_SIZE);
 		if (!b->verify || hzram_page_csum(mem) == b->csum[i]) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // The batch codec: the corpus, fixed-seed random batches of every size
 // from 1 to 4096 pages, both page-list forms, every thread count and ISA,
-// corrupted records, and bad arguments.
+// corrupted records, the record check, and bad arguments.
 #include <gtest/gtest.h>
 #include <lz4.h>
 
@@ -230,6 +230,53 @@ TEST(CodecTest, CorruptRecordsFailOnlyTheirPage) {
       }
     }
   }
+}
+
+// The uapi header's record check, which the codecs, hzramd and the module
+// share: each field out of range is named, the exact limits pass.
+TEST(RecordCheckTest, EachFieldOutOfRangeAndEachLimit) {
+  constexpr std::uint64_t kMax = ~0ull;
+  constexpr std::uint32_t kPage = HZRAM_PAGE_SIZE;
+  struct Case {
+    const char* what;
+    hzram_page_record r;  // value, length, kind, flags
+    std::uint64_t arena;
+    hzram_record_error want;
+  };
+  const Case cases[] = {
+      {"not encoded", {kMax, ~0u, 0, 0}, 0, HZRAM_RECORD_OK},
+      {"not encoded, flags", {0, 0, 0, 1}, kPage, HZRAM_RECORD_FLAGS},
+      {"top flag", {0, kPage, HZRAM_PAGE_RAW, 0x8000}, kPage, HZRAM_RECORD_FLAGS},
+      {"flags before kind", {0, 0, 9, 1}, kPage, HZRAM_RECORD_FLAGS},
+      {"kind 4", {0, 1, HZRAM_PAGE_LZ4 + 1, 0}, kPage, HZRAM_RECORD_KIND},
+      {"kind 0xffff", {0, 1, 0xffff, 0}, kPage, HZRAM_RECORD_KIND},
+      {"same", {kMax, 0, HZRAM_PAGE_SAME, 0}, 0, HZRAM_RECORD_OK},
+      {"same, length 1", {0, 1, HZRAM_PAGE_SAME, 0}, kPage, HZRAM_RECORD_LENGTH},
+      {"same, length max", {0, ~0u, HZRAM_PAGE_SAME, 0}, kPage, HZRAM_RECORD_LENGTH},
+      {"raw", {0, kPage, HZRAM_PAGE_RAW, 0}, kPage, HZRAM_RECORD_OK},
+      {"raw, length - 1", {0, kPage - 1, HZRAM_PAGE_RAW, 0}, kPage, HZRAM_RECORD_LENGTH},
+      {"raw, length + 1", {0, kPage + 1, HZRAM_PAGE_RAW, 0}, 2 * kPage, HZRAM_RECORD_LENGTH},
+      {"raw, length 0", {0, 0, HZRAM_PAGE_RAW, 0}, kPage, HZRAM_RECORD_LENGTH},
+      {"raw, last in the arena", {2 * kPage + 5, kPage, HZRAM_PAGE_RAW, 0}, 3 * kPage + 5,
+       HZRAM_RECORD_OK},
+      {"raw, a byte past it", {2 * kPage + 6, kPage, HZRAM_PAGE_RAW, 0}, 3 * kPage + 5,
+       HZRAM_RECORD_RANGE},
+      {"raw, arena a byte short", {0, kPage, HZRAM_PAGE_RAW, 0}, kPage - 1, HZRAM_RECORD_RANGE},
+      {"raw, offset wraps", {kMax - 10, kPage, HZRAM_PAGE_RAW, 0}, kMax, HZRAM_RECORD_RANGE},
+      {"lz4, length 1", {0, 1, HZRAM_PAGE_LZ4, 0}, 1, HZRAM_RECORD_OK},
+      {"lz4, length page - 1", {0, kPage - 1, HZRAM_PAGE_LZ4, 0}, kPage - 1, HZRAM_RECORD_OK},
+      {"lz4, length 0", {0, 0, HZRAM_PAGE_LZ4, 0}, kPage, HZRAM_RECORD_LENGTH},
+      {"lz4, length page", {0, kPage, HZRAM_PAGE_LZ4, 0}, kPage, HZRAM_RECORD_LENGTH},
+      {"lz4, length before range", {kMax, 0, HZRAM_PAGE_LZ4, 0}, 0, HZRAM_RECORD_LENGTH},
+      {"lz4, last byte", {99, 1, HZRAM_PAGE_LZ4, 0}, 100, HZRAM_RECORD_OK},
+      {"lz4, at the end", {100, 1, HZRAM_PAGE_LZ4, 0}, 100, HZRAM_RECORD_RANGE},
+      {"lz4, past the end", {101, 1, HZRAM_PAGE_LZ4, 0}, 100, HZRAM_RECORD_RANGE},
+      {"lz4, a byte too long", {90, 11, HZRAM_PAGE_LZ4, 0}, 100, HZRAM_RECORD_RANGE},
+      {"lz4, largest arena", {kMax - 1, 1, HZRAM_PAGE_LZ4, 0}, kMax, HZRAM_RECORD_OK},
+      {"lz4, offset max", {kMax, 1, HZRAM_PAGE_LZ4, 0}, kMax, HZRAM_RECORD_RANGE},
+      {"lz4, empty arena", {0, 1, HZRAM_PAGE_LZ4, 0}, 0, HZRAM_RECORD_RANGE},
+  };
+  for (const Case& c : cases) EXPECT_EQ(c.want, hzram_page_record_check(&c.r, c.arena)) << c.what;
 }
 
 TEST(CodecTest, BadArguments) {

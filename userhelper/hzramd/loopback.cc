@@ -154,29 +154,19 @@ bool LoopbackIo::Verify(std::uint32_t batch) {
     const hzram_page_record& r = rec[i];
     const std::uint8_t* page =
         ro_ + regions_.info.staging_offset + d.staging_offset + i * kPageSize;
-    bool ok = r.flags == 0;
-    const bool in_bounds = r.value <= data_bytes && r.length <= data_bytes - r.value;
-    switch (r.kind) {
-      case 0:  // not encoded: the kernel's to do
-        break;
-      case HZRAM_PAGE_SAME:
-        ok &= r.length == 0;
-        for (std::size_t off = 0; ok && off < kPageSize; off += 8)
-          ok = !std::memcmp(page + off, &r.value, 8);
-        break;
-      case HZRAM_PAGE_RAW:
-        ok &= r.length == kPageSize && in_bounds && !std::memcmp(data + r.value, page, kPageSize);
-        break;
-      case HZRAM_PAGE_LZ4:
-        ok &= r.length > 0 && r.length < kPageSize && in_bounds &&
-              LZ4_decompress_safe(reinterpret_cast<const char*>(data + r.value),
-                                  reinterpret_cast<char*>(scratch_.data()),
-                                  static_cast<int>(r.length),
-                                  kPageSize) == static_cast<int>(kPageSize) &&
-              !std::memcmp(scratch_.data(), page, kPageSize);
-        break;
-      default:
-        ok = false;
+    // Kind 0 (not encoded) is the kernel's to do.
+    bool ok = hzram_page_record_check(&r, data_bytes) == HZRAM_RECORD_OK;
+    if (ok && r.kind == HZRAM_PAGE_SAME) {
+      for (std::size_t off = 0; ok && off < kPageSize; off += 8)
+        ok = !std::memcmp(page + off, &r.value, 8);
+    } else if (ok && r.kind == HZRAM_PAGE_RAW) {
+      ok = !std::memcmp(data + r.value, page, kPageSize);
+    } else if (ok && r.kind == HZRAM_PAGE_LZ4) {
+      ok = LZ4_decompress_safe(reinterpret_cast<const char*>(data + r.value),
+                               reinterpret_cast<char*>(scratch_.data()),
+                               static_cast<int>(r.length),
+                               kPageSize) == static_cast<int>(kPageSize) &&
+           !std::memcmp(scratch_.data(), page, kPageSize);
     }
     bad_pages_ += !ok;
   }

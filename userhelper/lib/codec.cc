@@ -165,28 +165,19 @@ int Codec::Decompress(std::span<const hzram_page_record> records,
       const hzram_page_record r = LoadRecord(records[i]);
       void* dst = pages[i];
       int ret = -EINVAL;
-      if (r.flags) {
-        // reserved bits set: not a record this version writes
+      if (hzram_page_record_check(&r, arena.size()) != HZRAM_RECORD_OK || r.kind == 0) {
+        // not a record of a page
       } else if (r.kind == HZRAM_PAGE_SAME) {
-        if (r.length == 0) {
-          k.fill(dst, r.value);
-          ret = 0;
-        }
-      } else if (r.kind == HZRAM_PAGE_RAW || r.kind == HZRAM_PAGE_LZ4) {
-        const bool raw = r.kind == HZRAM_PAGE_RAW;
-        const bool len_ok = raw ? r.length == kPageSize : r.length > 0 && r.length < kPageSize;
-        if (len_ok && r.value <= arena.size() && r.length <= arena.size() - r.value) {
-          const std::uint8_t* src = arena.data() + r.value;
-          if (raw) {
-            std::memcpy(dst, src, kPageSize);
-            ret = 0;
-          } else {
-            // Decoded from a copy of the block, made in one pass: the
-            // decoder's checks hold for what it reads.
-            std::memcpy(w.out, src, r.length);
-            ret = k.decompress(w.out, r.length, dst);
-          }
-        }
+        k.fill(dst, r.value);
+        ret = 0;
+      } else if (r.kind == HZRAM_PAGE_RAW) {
+        std::memcpy(dst, arena.data() + r.value, kPageSize);
+        ret = 0;
+      } else {
+        // Decoded from a copy of the block, made in one pass: the
+        // decoder's checks hold for what it reads.
+        std::memcpy(w.out, arena.data() + r.value, r.length);
+        ret = k.decompress(w.out, r.length, dst);
       }
       status[i] = ret;
       bad += ret != 0;

@@ -246,12 +246,12 @@ int HybridCodec::SubmitParts(std::size_t g, bool compress, const PageList* pages
                                         arena.subspan(Codec::ArenaBytes(first), Codec::ArenaBytes(n)));
     } else {
       // Its records (the codec's own copy), with the part of the arena
-      // they use: in-range records move with their part, the others stay
-      // out of range.
+      // they use: valid records move with their part, the others stay
+      // invalid.
       std::uint64_t lo = darena.size(), hi = 0;
       for (std::size_t i = first; i < first + n; i++) {
         const auto& r = drecords[i];
-        if (HasData(r) && r.value <= darena.size() && r.length <= darena.size() - r.value) {
+        if (HasData(r) && hzram_page_record_check(&r, darena.size()) == HZRAM_RECORD_OK) {
           lo = std::min<std::uint64_t>(lo, r.value);
           hi = std::max<std::uint64_t>(hi, r.value + r.length);
         }

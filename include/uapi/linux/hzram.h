@@ -125,6 +125,57 @@ struct hzram_page_record {
 	__u16 flags;	/* 0; reserved */
 };
 
+/* What hzram_page_record_check() finds wrong with a record. */
+enum hzram_record_error {
+	HZRAM_RECORD_OK,		/* nothing */
+	HZRAM_RECORD_FLAGS,		/* reserved flags set */
+	HZRAM_RECORD_KIND,		/* not 0 nor an enum hzram_page_kind */
+	HZRAM_RECORD_LENGTH,		/* not the length its kind has */
+	HZRAM_RECORD_RANGE,		/* its data not all inside the arena */
+};
+
+/*
+ * How this header's functions are declared (__inline__, as C90 users
+ * need); CUDA code defines it as "__host__ __device__ static inline"
+ * before the first include.
+ */
+#ifndef HZRAM_UAPI_INLINE
+#define HZRAM_UAPI_INLINE static __inline__
+#endif
+
+/*
+ * Check @r against the layout above, for an arena of @arena_len bytes.
+ * A record of kind 0 ("not encoded") with no flags passes whatever its
+ * value and length: a reader that needs the page checks the kind too.
+ * Each field is read more than once: check a copy of a record that
+ * another party can write.
+ */
+HZRAM_UAPI_INLINE enum hzram_record_error
+hzram_page_record_check(const struct hzram_page_record *r, __u64 arena_len)
+{
+	if (r->flags)
+		return HZRAM_RECORD_FLAGS;
+	switch (r->kind) {
+	case 0:
+		return HZRAM_RECORD_OK;
+	case HZRAM_PAGE_SAME:
+		return r->length ? HZRAM_RECORD_LENGTH : HZRAM_RECORD_OK;
+	case HZRAM_PAGE_RAW:
+		if (r->length != HZRAM_PAGE_SIZE)
+			return HZRAM_RECORD_LENGTH;
+		break;
+	case HZRAM_PAGE_LZ4:
+		if (!r->length || r->length >= HZRAM_PAGE_SIZE)
+			return HZRAM_RECORD_LENGTH;
+		break;
+	default:
+		return HZRAM_RECORD_KIND;
+	}
+	if (r->value > arena_len || r->length > arena_len - r->value)
+		return HZRAM_RECORD_RANGE;
+	return HZRAM_RECORD_OK;
+}
+
 /*
  * The helper protocol: hzramd compresses batches of written pages for a
  * device, and decodes batches of pages being read (Documentation/uapi.rst

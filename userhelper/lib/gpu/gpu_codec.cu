@@ -14,6 +14,9 @@
 #include <vector>
 #include <sched.h>
 
+// The uapi header's functions for the kernels too: before its first include.
+#define HZRAM_UAPI_INLINE __host__ __device__ static inline
+
 #include "../thread_pool.h"
 #include "hzram/gpu_codec.h"
 #include "kernels.cuh"
@@ -544,10 +547,8 @@ int GpuCodec::Collect(void* slot) {
     std::uint64_t at = 0;
     for (std::size_t i = 0; i < s->n; i++) {
       const hzram_page_record& r = rec[i];
-      const bool ok = r.flags == 0 &&
-                      (r.kind == HZRAM_PAGE_SAME ? r.length == 0
-                       : r.kind == HZRAM_PAGE_RAW ? r.value == at && r.length == gpu::kPage
-                       : r.kind == HZRAM_PAGE_LZ4 && r.value == at && r.length > 0 && r.length < gpu::kPage);
+      const bool ok = hzram_page_record_check(&r, s->n * gpu::kPage) == HZRAM_RECORD_OK &&
+                      r.kind != 0 && (r.kind == HZRAM_PAGE_SAME || r.value == at);
       if (!ok) return m.Fail("the device returned a malformed record for page " + std::to_string(i));
       if (r.kind != HZRAM_PAGE_SAME) at += r.length;
     }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 // The GPU codec's kernels: one warp per page, its scratch in shared memory,
-// the per-page algorithms of lz4_warp.h run by the warp's 32 threads.
+// the per-page algorithms of lz4_warp.h run by the warp's 32 threads. The
+// including file defines HZRAM_UAPI_INLINE for the device before its
+// first include of <linux/hzram.h> (gpu_codec.cu).
 #ifndef HZRAM_GPU_KERNELS_CUH
 #define HZRAM_GPU_KERNELS_CUH
 
@@ -75,24 +77,17 @@ __global__ void DecompressKernel(const hzram_page_record* records, std::uint32_t
     const hzram_page_record r = records[i];
     std::uint8_t* dst = pages + static_cast<std::uint64_t>(i) * kPage;
     int ret = -22;  // -EINVAL: a record that does not fit the layout
-    const bool data = r.kind == HZRAM_PAGE_RAW || r.kind == HZRAM_PAGE_LZ4;
-    const bool len_ok = r.kind == HZRAM_PAGE_RAW ? r.length == kPage
-                                                 : r.length > 0 && r.length < kPage;
-    if (r.flags) {
-      // reserved bits set
+    if (hzram_page_record_check(&r, arena_len) != HZRAM_RECORD_OK || r.kind == 0) {
+      // not a record of a page
     } else if (r.kind == HZRAM_PAGE_SAME) {
-      if (r.length == 0) {
-        for (std::uint32_t k = lane; k < kPage / 8; k += 32)
-          reinterpret_cast<std::uint64_t*>(dst)[k] = r.value;
-        ret = 0;
-      }
-    } else if (data && len_ok && r.value <= arena_len && r.length <= arena_len - r.value) {
-      if (r.kind == HZRAM_PAGE_RAW) {
-        for (std::uint32_t k = lane; k < kPage; k += 32) dst[k] = arena[r.value + k];
-        ret = 0;
-      } else {
-        ret = DecompressPageWarp(lanes, s, arena + r.value, r.length, dst);
-      }
+      for (std::uint32_t k = lane; k < kPage / 8; k += 32)
+        reinterpret_cast<std::uint64_t*>(dst)[k] = r.value;
+      ret = 0;
+    } else if (r.kind == HZRAM_PAGE_RAW) {
+      for (std::uint32_t k = lane; k < kPage; k += 32) dst[k] = arena[r.value + k];
+      ret = 0;
+    } else {
+      ret = DecompressPageWarp(lanes, s, arena + r.value, r.length, dst);
     }
     if (lane == 0) status[i] = ret;
     __syncwarp();
