@@ -51,7 +51,7 @@ HZ_LZ4_HD constexpr std::uint32_t MatchEnd(std::uint32_t size) { return size - k
 // after the token and the literal length: whether @lit literals are the
 // block's last.
 template <class T>
-HZ_LZ4_HD bool LastLiterals(T lit, T out_left, T in_left) {
+HZ_LZ4_HD bool LiteralsEndBlock(T lit, T out_left, T in_left) {
   return lit + kMfLimit > out_left || lit + kInputTail > in_left;
 }
 

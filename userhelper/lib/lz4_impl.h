@@ -392,8 +392,8 @@ int DecompressPage(const void* src_v, size_t len, void* page) {
     if (lit == kRunMask && !ReadLength(ip, iend, &lit)) return -EBADMSG;
     if (lit > static_cast<size_t>(iend - ip) || lit > static_cast<size_t>(oend - op))
       return -EBADMSG;
-    const bool last = lz4::LastLiterals(lit, static_cast<size_t>(oend - op),
-                                        static_cast<size_t>(iend - ip));
+    const bool last = lz4::LiteralsEndBlock(lit, static_cast<size_t>(oend - op),
+                                            static_cast<size_t>(iend - ip));
     CopySmall(op, ip, lit);
     ip += lit;
     op += lit;

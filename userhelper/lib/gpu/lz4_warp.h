@@ -471,7 +471,7 @@ HZ_HD int DecompressPageWarp(L& lanes, DecompressScratch& s, const std::uint8_t*
     if (!(lit < lz4::kRunMask || ReadLength(s.in, len, &ip, &lit)) || lit > len - ip ||
         lit > kPage - op)
       break;
-    const bool last = lz4::LastLiterals(lit, kPage - op, len - ip);
+    const bool last = lz4::LiteralsEndBlock(lit, kPage - op, len - ip);
     lanes.Each([&](int lane) {
       for (std::uint32_t i = lane; i < lit; i += kLanes) s.out[op + i] = s.in[ip + i];
     });
