@@ -249,7 +249,8 @@ static unsigned long hzram_zs_alloc_nowait(struct hzram *hz, unsigned int len,
  * by waiting for memory without I/O, whatever it takes. Reclaim without
  * I/O cannot swap: where anonymous memory is most of what there is, it
  * scans the whole LRU and takes nothing, which ages it, so that what is
- * in use is swapped out next (Documentation/benchmarks.rst, Swap).
+ * in use is swapped out next (Documentation/design.rst, The helper
+ * offload).
  */
 static unsigned long hzram_zs_alloc_staged(struct hzram *hz, unsigned int len,
 					   bool swap)
