@@ -54,7 +54,7 @@ static DEFINE_MUTEX(hzram_pool_mutex);
 /* One lockdep class for the slot locks of every device. */
 static struct lock_class_key hzram_slot_lock_key;
 
-static void hzram_slot_lock(struct hzram *hz, u32 index)
+void hzram_slot_lock(struct hzram *hz, u32 index)
 {
 	mutex_acquire(&hz->slot_dep_map, 0, 0, _RET_IP_);
 	wait_on_bit_lock(&hz->table[index].flags, HZRAM_SLOT_LOCK,
@@ -71,7 +71,7 @@ static bool hzram_slot_trylock(struct hzram *hz, u32 index)
 	return true;
 }
 
-static void hzram_slot_unlock(struct hzram *hz, u32 index)
+void hzram_slot_unlock(struct hzram *hz, u32 index)
 {
 	mutex_release(&hz->slot_dep_map, _RET_IP_);
 	clear_and_wake_up_bit(HZRAM_SLOT_LOCK, &hz->table[index].flags);
@@ -144,6 +144,7 @@ static void hzram_slot_free(struct hzram *hz, u32 index)
 		atomic64_dec(&hz->stats.pages_stored);
 	}
 	hzram_slot_set(hz, index, 0, 0, 0);
+	slot->ac_time = 0;
 }
 
 /*
@@ -488,6 +489,7 @@ static int hzram_write_page(struct hzram *hz, u32 index, const void *src,
 	}
 	hzram_slot_lock(hz, index);
 	__hzram_slot_install(hz, index, &enc);
+	hzram_slot_accessed(hz, index);
 	hzram_slot_unlock(hz, index);
 	return 0;
 }
@@ -514,8 +516,10 @@ static int hzram_write_partial(struct hzram *hz, u32 index, unsigned int off,
 		memcpy(buf + off, mem, len);
 		ret = hzram_encode(hz, buf, HZRAM_ENC_WRITE, &enc);
 	}
-	if (!ret)
+	if (!ret) {
 		__hzram_slot_install(hz, index, &enc);
+		hzram_slot_accessed(hz, index);
+	}
 	hzram_slot_unlock(hz, index);
 	__free_page(page);
 	return ret;
@@ -541,6 +545,8 @@ static int hzram_read(struct hzram *hz, u32 index, unsigned int off, void *mem,
 			memcpy(mem, strm->scratch + off, len);
 		hzram_strm_put(hz->comp);
 	}
+	if (!ret)
+		hzram_slot_accessed(hz, index);
 	hzram_slot_unlock(hz, index);
 	return ret;
 }
@@ -592,6 +598,7 @@ unsigned int hzram_read_snapshot(struct hzram *hz, u32 index, void *dst,
 		if (src != dst)
 			memcpy(dst, src, len);
 		hzram_zs_read_end(hz->mem_pool, slot->handle, len, src);
+		hzram_slot_accessed(hz, index);
 	}
 	hzram_slot_unlock(hz, index);
 	return len;
@@ -620,6 +627,7 @@ void hzram_stage_install(struct hzram *hz, u32 index, unsigned long cell)
 	hzram_slot_set(hz, index, cell, 0, BIT(HZRAM_SLOT_STAGED));
 	atomic64_inc(&hz->stats.offload[HZRAM_OFF_STAGED]);
 	atomic64_inc(&hz->stats.pages_stored);
+	hzram_slot_accessed(hz, index);
 	hzram_slot_unlock(hz, index);
 }
 
@@ -734,7 +742,8 @@ enum hzram_store_result hzram_store_staged(struct hzram *hz, u32 index,
 					   bool swap, bool *refused)
 {
 	struct hzram_enc enc;
-	bool helper = false;
+	bool helper = false, idle;
+	u32 ac_time;
 
 	*refused = false;
 	/* A glance without the lock: a slot never goes back to a cell. */
@@ -755,7 +764,13 @@ enum hzram_store_result hzram_store_staged(struct hzram *hz, u32 index,
 		hzram_enc_free(hz, &enc);
 		return HZRAM_STORED_STALE;
 	}
+	/* The page keeps its write's access time and any idle mark since. */
+	ac_time = hz->table[index].ac_time;
+	idle = hzram_slot_test(hz, index, HZRAM_SLOT_IDLE);
 	__hzram_slot_install(hz, index, &enc);
+	hz->table[index].ac_time = ac_time;
+	if (idle && enc.handle)
+		hzram_slot_mark_idle(hz, index, true);
 	hzram_slot_unlock(hz, index);
 	return helper ? HZRAM_STORED_HELPER : HZRAM_STORED_KERNEL;
 }
