@@ -75,7 +75,7 @@ struct hzram_slot {
 				 * the staging cell if STAGED */
 	unsigned long flags;	/* size (bytes) | BIT(enum hzram_slot_bit) */
 	u32 ac_time;		/* seconds since boot (boottime) of the last
-				 * read or write; 0 once freed */
+				 * read or write; 0 when freed */
 };
 
 /* An encoded page on its way into a slot (io.c). */
@@ -259,6 +259,17 @@ struct hzram {
 };
 
 /*
+ * A slot's lock is held, as far as lockdep can tell: one map stands for
+ * every slot lock of a device. hzram_assert_slot_owned(): or the whole
+ * table is being torn down, under init_lock held for writing.
+ */
+#define hzram_assert_slot_locked(hz) \
+	lockdep_assert(lock_is_held(&(hz)->slot_dep_map))
+#define hzram_assert_slot_owned(hz) \
+	lockdep_assert(lock_is_held(&(hz)->slot_dep_map) || \
+		       lockdep_is_held_type(&(hz)->init_lock, 0))
+
+/*
  * Slot @index's idle mark; the slot lock is held. The lock holder alone
  * changes the flags but for the lock bit, which stays set meanwhile.
  */
@@ -266,6 +277,7 @@ static inline void hzram_slot_mark_idle(struct hzram *hz, u32 index, bool idle)
 {
 	struct hzram_slot *slot = &hz->table[index];
 
+	hzram_assert_slot_locked(hz);
 	if (idle)
 		WRITE_ONCE(slot->flags, slot->flags | BIT(HZRAM_SLOT_IDLE));
 	else

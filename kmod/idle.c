@@ -37,7 +37,8 @@ static bool hzram_slot_written(struct hzram *hz, u32 index)
  */
 static void __hzram_mark_idle(struct hzram *hz, u32 cutoff)
 {
-	u32 index, nr = hz->disksize >> PAGE_SHIFT;
+	/* Not u32: a device may have 2^32 pages. */
+	unsigned long index, nr = hz->disksize >> PAGE_SHIFT;
 
 	lockdep_assert_held(&hz->init_lock);
 	for (index = 0; index < nr; index++) {
@@ -90,7 +91,7 @@ int hzram_mark_idle(struct hzram *hz, const char *buf)
 
 /*
  * One line per written slot, from the slot at *@ppos (the file position
- * counts slots, as zram's does): "%12u %12u.%06d %c%c%c%c%c%c\n", the
+ * counts slots, as zram's does): "%12lu %12u.%06d %c%c%c%c%c%c\n", the
  * index, the access time, then s (same-filled), w (written back), h
  * (huge), i (idle), r (recompressed), n (incompressible) or '.'; hzram
  * has no backing device nor recompression yet: w, r and n stay '.'.
@@ -100,7 +101,7 @@ static ssize_t hzram_block_state_read(struct file *file, char __user *ubuf,
 {
 	struct hzram *hz = file->private_data;
 	ssize_t written = 0;
-	u32 index, nr;
+	unsigned long index, nr;
 	char *buf;
 
 	count = min_t(size_t, count, SZ_64K);
@@ -113,15 +114,16 @@ static ssize_t hzram_block_state_read(struct file *file, char __user *ubuf,
 		goto out;
 	}
 	nr = hz->disksize >> PAGE_SHIFT;
-	for (index = *ppos; *ppos < nr; index = ++*ppos) {
+	for (; *ppos < nr; ++*ppos) {
 		unsigned long flags;
 		int n = 0;
 
+		index = *ppos;
 		hzram_slot_lock(hz, index);
 		flags = hz->table[index].flags;
 		if (hzram_slot_written(hz, index))
 			n = snprintf(buf + written, count - written,
-				     "%12u %12u.%06d %c%c%c%c%c%c\n", index,
+				     "%12lu %12u.%06d %c%c%c%c%c%c\n", index,
 				     hz->table[index].ac_time, 0,
 				     flags & BIT(HZRAM_SLOT_SAME) ? 's' : '.',
 				     '.',

@@ -77,17 +77,6 @@ void hzram_slot_unlock(struct hzram *hz, u32 index)
 	clear_and_wake_up_bit(HZRAM_SLOT_LOCK, &hz->table[index].flags);
 }
 
-/*
- * A slot's lock is held, as far as lockdep can tell: one map stands for
- * every slot lock of a device. hzram_assert_slot_owned(): or the whole
- * table is being torn down, under init_lock held for writing.
- */
-#define hzram_assert_slot_locked(hz) \
-	lockdep_assert(lock_is_held(&(hz)->slot_dep_map))
-#define hzram_assert_slot_owned(hz) \
-	lockdep_assert(lock_is_held(&(hz)->slot_dep_map) || \
-		       lockdep_is_held_type(&(hz)->init_lock, 0))
-
 /* The accessors below need the slot lock. */
 static bool hzram_slot_test(struct hzram *hz, u32 index,
 			    enum hzram_slot_bit bit)

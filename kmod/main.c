@@ -241,7 +241,9 @@ static int __init hzram_init(void)
 	unsigned int i;
 	int ret;
 
-	BUILD_BUG_ON(__HZRAM_SLOT_BITS > BITS_PER_LONG);
+	/* The slot bits stay below the checksum (bits 32 to 63). */
+	BUILD_BUG_ON(__HZRAM_SLOT_BITS > HZRAM_CSUM_SHIFT);
+	BUILD_BUG_ON(sizeof(struct hzram_slot) != 24);	/* as documented */
 	BUILD_BUG_ON(HZRAM_PAGE_SIZE != PAGE_SIZE);
 
 	ret = hzram_comp_init();
