@@ -15,6 +15,7 @@
 #include <sched.h>
 
 #include "../thread_pool.h"
+#include "gpu_testing.h"
 #include "hzram/gpu_codec.h"
 #include "kernels.cuh"
 
@@ -76,7 +77,7 @@ struct GpuCodec::Impl {
     // The batch in it.
     Op op = Op::kNone;
     int ticket = -1;
-    std::uint64_t number = 0;  // a compression's, from 1 (the test hooks)
+    std::uint64_t number = 0;  // a compression's, from 1 (for the faults)
     std::size_t n = 0;
     std::span<hzram_page_record> out_records;
     std::span<std::uint8_t> out_arena;
@@ -92,6 +93,7 @@ struct GpuCodec::Impl {
   };
 
   GpuOptions options;
+  GpuFaults faults;  // none but in the tests (GpuCodecTestPeer)
   cudaDeviceProp prop{};
   std::vector<Slot> slots;
   std::unique_ptr<ThreadPool> pool;  // the staging threads
@@ -111,6 +113,10 @@ struct GpuCodec::Impl {
   bool abandoned = false;
   std::string why;
   GpuStats stats;
+
+  // GpuCodec::Create(), with @faults.
+  static std::unique_ptr<GpuCodec> Create(const GpuOptions& options, const GpuFaults& faults,
+                                          int* err, std::string* why);
 
   // Mark the codec failed: every later call fails with -EIO.
   int Fail(const std::string& reason) {
@@ -285,13 +291,24 @@ GpuCodec::~GpuCodec() {
 }
 
 std::unique_ptr<GpuCodec> GpuCodec::Create(const GpuOptions& options, int* err, std::string* why) {
+  return Impl::Create(options, GpuFaults(), err, why);
+}
+
+std::unique_ptr<GpuCodec> GpuCodecTestPeer::Create(const GpuOptions& options,
+                                                   const GpuFaults& faults, int* err,
+                                                   std::string* why) {
+  return GpuCodec::Impl::Create(options, faults, err, why);
+}
+
+std::unique_ptr<GpuCodec> GpuCodec::Impl::Create(const GpuOptions& options, const GpuFaults& faults,
+                                                 int* err, std::string* why) {
   int e_local;
   std::string why_local;
   if (!err) err = &e_local;
   if (!why) why = &why_local;
   if (options.slots == 0 || options.max_batch == 0 || options.warps_per_block == 0 ||
       options.warps_per_block > 32 || options.staging_threads > 1024 ||
-      ((options.hang_at_batch || options.hang_copy_back_at_batch) && options.hang_ms == 0)) {
+      ((faults.hang_at_batch || faults.hang_copy_back_at_batch) && faults.hang_ms == 0)) {
     *err = -EINVAL;
     *why = "bad options";
     return nullptr;
@@ -303,6 +320,7 @@ std::unique_ptr<GpuCodec> GpuCodec::Create(const GpuOptions& options, int* err, 
   std::unique_ptr<GpuCodec> codec(new GpuCodec(std::make_unique<Impl>()));
   Impl& m = *codec->impl_;
   m.options = options;
+  m.faults = faults;
   auto fail = [&](int e) {
     *err = e;
     *why = m.why;
@@ -432,15 +450,15 @@ int GpuCodec::SubmitCompress(const PageList& pages, std::span<hzram_page_record>
     m.stats.direct++;
   }
   s->staging_ms = MsSince(staged);
-  // The test hooks: a real fault, from an invalid device pointer; a hang.
+  // The tests' faults: a real one, from an invalid device pointer; a hang.
   s->number = ++m.submitted;
-  const bool fault = m.options.fault_at_batch && m.submitted == m.options.fault_at_batch;
+  const bool fault = m.faults.fault_at_batch && m.submitted == m.faults.fault_at_batch;
   const std::uint8_t* src = fault ? reinterpret_cast<const std::uint8_t*>(16) : s->d_pages.get();
   const std::uint32_t n32 = static_cast<std::uint32_t>(n);
 
   HZ_CUDA(cudaEventRecord(s->ev[0].e, s->stream.s));
-  if (m.options.hang_at_batch && m.submitted == m.options.hang_at_batch) {
-    gpu::SpinKernel<<<1, 1, 0, s->stream.s>>>(std::uint64_t{m.options.hang_ms} * 1000000);
+  if (m.faults.hang_at_batch && m.submitted == m.faults.hang_at_batch) {
+    gpu::SpinKernel<<<1, 1, 0, s->stream.s>>>(std::uint64_t{m.faults.hang_ms} * 1000000);
     HZ_CUDA(cudaGetLastError());
   }
   HZ_CUDA(cudaMemcpyAsync(s->d_pages.get(), from, bytes, cudaMemcpyHostToDevice, s->stream.s));
@@ -555,8 +573,8 @@ int GpuCodec::Collect(void* slot) {
     s->out_bytes = at;
     s->direct_out = at && m.Registered(s->out_arena.data(), at);
     s->copy_issued = at != 0;
-    if (at && m.options.hang_copy_back_at_batch == s->number) {
-      gpu::SpinKernel<<<1, 1, 0, s->stream.s>>>(std::uint64_t{m.options.hang_ms} * 1000000);
+    if (at && m.faults.hang_copy_back_at_batch == s->number) {
+      gpu::SpinKernel<<<1, 1, 0, s->stream.s>>>(std::uint64_t{m.faults.hang_ms} * 1000000);
       HZ_CUDA(cudaGetLastError());
     }
     if (at)
