@@ -46,6 +46,7 @@
 #include "hzram/gpu_codec.h"
 #endif
 #include "hzram/pages.h"
+#include "page_codec_isa.h"
 
 namespace {
 
