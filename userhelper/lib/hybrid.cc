@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "hybrid_model.h"
 #include "hzram/backend.h"
 
 namespace hzram {
@@ -30,6 +31,7 @@ HybridCodec::HybridCodec(Codec* cpu, AsyncBackend* backend, Split split)
     : cpu_(cpu),
       backend_(backend),
       split_(split),
+      model_(std::make_unique<HybridModel>()),
       records_(cpu->max_batch()),
       rebased_(cpu->max_batch()) {
   if (backend_) {
@@ -38,6 +40,8 @@ HybridCodec::HybridCodec(Codec* cpu, AsyncBackend* backend, Split split)
     part_timing_.resize(slots);
   }
 }
+
+HybridCodec::~HybridCodec() = default;
 
 void HybridCodec::Refused(int err) {
   refusals_++;
@@ -65,13 +69,13 @@ void HybridCodec::BackendFailed() {
   if (backend_why_.empty()) backend_why_ = "it failed without a reason";
 }
 
-std::size_t HybridCodec::Share(const Rates& r, std::size_t n) const {
+std::size_t HybridCodec::Share(const HybridRates& r, std::size_t n) const {
   if (!backend_enabled()) return 0;
   const std::size_t most = backend_->max_batch() * std::max(1u, backend_->max_in_flight());
   return std::min(split_ == Split::kBackendFirst ? n : BackendShare(r, n), most);
 }
 
-std::size_t HybridCodec::ShareNow(const Rates& r, std::size_t n) {
+std::size_t HybridCodec::ShareNow(const HybridRates& r, std::size_t n) {
   const std::size_t g = Share(r, n);
   if (g && has_deadline_ && Clock::now() > latest_start_) {
     late_starts_++;
@@ -80,7 +84,7 @@ std::size_t HybridCodec::ShareNow(const Rates& r, std::size_t n) {
   return g;
 }
 
-std::size_t HybridCodec::BackendShare(const Rates& r, std::size_t n) {
+std::size_t BackendShare(const HybridRates& r, std::size_t n) {
   if (r.cpu_pages_per_s <= 0 || r.backend_pages_per_s <= 0 || n == 0) return 0;
   // Both finish together: t0 + g / Rb = (n - g) / Rc. The host copies
   // (h a page) come on top, on the calling thread: the batch takes
@@ -94,8 +98,8 @@ std::size_t HybridCodec::BackendShare(const Rates& r, std::size_t n) {
   return split < n / rc ? share : 0;
 }
 
-void HybridCodec::Update(Rates& r, std::size_t cpu_pages, double cpu_s, std::size_t backend_pages,
-                         const BatchTiming& backend) {
+void HybridCodec::Update(HybridRates& r, std::size_t cpu_pages, double cpu_s,
+                         std::size_t backend_pages, const BatchTiming& backend) {
   auto blend = [](double& v, double x) { v = v > 0 ? (1 - kAlpha) * v + kAlpha * x : x; };
   if (cpu_pages >= 16 && cpu_s > 0) blend(r.cpu_pages_per_s, cpu_pages / cpu_s);
   if (backend_pages == 0) return;
@@ -136,13 +140,13 @@ int HybridCodec::Calibrate(const PageList& sample_in) {
     const double d = Since(t);
     if (pass) cs.push_back(c), ds.push_back(d);  // the first run warms up
   }
-  comp_.cpu_pages_per_s = n / Median(cs);
-  decomp_.cpu_pages_per_s = n / Median(ds);
+  model_->compress.cpu_pages_per_s = n / Median(cs);
+  model_->decompress.cpu_pages_per_s = n / Median(ds);
   if (!backend_enabled()) return 0;
 
   // The backend: batches of 1, m / 2 and m pages, several runs each; a
   // line through the medians of its device time gives its cost per page
-  // and per batch, bounded (see Rates).
+  // and per batch, bounded (see HybridRates).
   const std::size_t m = std::min(n, backend_->max_batch());
   const std::size_t sizes[3] = {1, std::max<std::size_t>(1, m / 2), m};
   std::vector<hzram_page_record> brec(m);
@@ -195,7 +199,7 @@ int HybridCodec::Calibrate(const PageList& sample_in) {
       if (k == 2) largest_c.push_back(tc), largest_d.push_back(td);
     }
   }
-  auto fit = [&](Rates& r, const Samples& s) {
+  auto fit = [&](HybridRates& r, const Samples& s) {
     double x[3], y[3], mx = 0, my = 0;
     for (int k = 0; k < 3; k++) {
       x[k] = static_cast<double>(sizes[k]);
@@ -214,22 +218,32 @@ int HybridCodec::Calibrate(const PageList& sample_in) {
     r.backend_fixed_s = std::max(0.0, y[2] - per_page * x[2]);
     r.backend_host_s_per_page = Median(s.host[2]) / x[2];
   };
-  fit(comp_, sc);
-  fit(decomp_, sd);
+  fit(model_->compress, sc);
+  fit(model_->decompress, sd);
   double h2d_ms = 0, d2h_ms = 0, h2d_b = 0, d2h_b = 0;
   for (const auto* v : {&largest_c, &largest_d})
     for (const auto& t : *v)
       h2d_ms += t.h2d_ms, d2h_ms += t.d2h_ms, h2d_b += t.h2d_bytes, d2h_b += t.d2h_bytes;
-  if (h2d_ms > 0) link_.h2d_bytes_per_s = h2d_b / (h2d_ms / 1e3);
-  if (d2h_ms > 0) link_.d2h_bytes_per_s = d2h_b / (d2h_ms / 1e3);
+  if (h2d_ms > 0) model_->link.h2d_bytes_per_s = h2d_b / (h2d_ms / 1e3);
+  if (d2h_ms > 0) model_->link.d2h_bytes_per_s = d2h_b / (d2h_ms / 1e3);
   return 0;
 }
 
-int HybridCodec::SubmitParts(std::size_t g, bool compress, const PageList* pages,
-                             std::span<hzram_page_record> records, std::span<std::uint8_t> arena,
-                             std::span<const hzram_page_record> drecords,
-                             std::span<const std::uint8_t> darena, const MutablePageList* dpages,
-                             std::span<int> status) {
+// The batch whose backend share SubmitParts() submits: a compression's
+// pages, records and arena, or a decompression's records (the codec's own
+// copy), arena, pages and statuses.
+struct HybridCodec::Batch {
+  const PageList* pages = nullptr;  // null for a decompression
+  std::span<hzram_page_record> records = {};
+  std::span<std::uint8_t> arena = {};
+  std::span<const hzram_page_record> drecords = {};
+  std::span<const std::uint8_t> darena = {};
+  const MutablePageList* dpages = nullptr;
+  std::span<int> status = {};
+};
+
+int HybridCodec::SubmitParts(std::size_t g, const Batch& batch) {
+  const auto& [pages, records, arena, drecords, darena, dpages, status] = batch;
   parts_.clear();
   // As many parts as may be in flight, none under kMinSubBatch pages
   // unless the share is, none over the backend's max_batch.
@@ -241,7 +255,7 @@ int HybridCodec::SubmitParts(std::size_t g, bool compress, const PageList* pages
   for (std::size_t j = 0; j < k; j++) {
     const std::size_t n = std::min(max, g * (j + 1) / k - first);
     int ticket;
-    if (compress) {
+    if (pages) {
       ticket = backend_->SubmitCompress(pages->Sub(first, n), records.subspan(first, n),
                                         arena.subspan(Codec::ArenaBytes(first), Codec::ArenaBytes(n)));
     } else {
@@ -351,12 +365,12 @@ int HybridCodec::Compress(const PageList& pages, std::span<hzram_page_record> re
   const std::size_t n = pages.size();
   if (n > cpu_->max_batch() || records.size() < n || arena.size() < Codec::ArenaBytes(n))
     return -EINVAL;
-  std::size_t g = ShareNow(comp_, n);
+  std::size_t g = ShareNow(model_->compress, n);
 
   // The backend's share is pages [0, g) in arena [0, g pages), part by
   // part; the CPU's the rest, its offsets moved past the backend's part.
   parts_.clear();
-  if (g) g = SubmitParts(g, true, &pages, records, arena, {}, {}, nullptr, {});
+  if (g) g = SubmitParts(g, {.pages = &pages, .records = records, .arena = arena});
   const auto t = Clock::now();
   int ret = g < n ? cpu_->Compress(pages.Sub(g, n - g), records.subspan(g, n - g),
                                    arena.subspan(Codec::ArenaBytes(g)))
@@ -382,7 +396,7 @@ int HybridCodec::Compress(const PageList& pages, std::span<hzram_page_record> re
   for (const auto& p : parts_)
     for (std::size_t i = p.first; i < p.first + p.n; i++)
       if (HasData(records[i])) records[i].value += Codec::ArenaBytes(p.first);
-  Update(comp_, n - g, cpu_s, g, timing);
+  Update(model_->compress, n - g, cpu_s, g, timing);
   Count(n, g);
   return 0;
 }
@@ -395,10 +409,11 @@ int HybridCodec::Decompress(std::span<const hzram_page_record> shared,
   // The records, once: both shares, the rebasing and a redo use this copy.
   for (std::size_t i = 0; i < n; i++) records_[i] = LoadRecord(shared[i]);
   const std::span<const hzram_page_record> records(records_.data(), n);
-  std::size_t g = ShareNow(decomp_, n);
+  std::size_t g = ShareNow(model_->decompress, n);
 
   parts_.clear();
-  if (g) g = SubmitParts(g, false, nullptr, {}, {}, records, arena, &pages, status);
+  if (g)
+    g = SubmitParts(g, {.drecords = records, .darena = arena, .dpages = &pages, .status = status});
   const auto t = Clock::now();
   int failed = g < n ? cpu_->Decompress(records.subspan(g), arena, pages.Sub(g, n - g),
                                         status.subspan(g))
@@ -417,7 +432,7 @@ int HybridCodec::Decompress(std::span<const hzram_page_record> shared,
     return failed + redo;
   }
   failed += waited;
-  Update(decomp_, n - g, cpu_s, g, timing);
+  Update(model_->decompress, n - g, cpu_s, g, timing);
   Count(n, g);
   return failed;
 }
