@@ -117,31 +117,26 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// Calibration runs of each kind, after one that warms up.
+constexpr int kRuns = 5;
 
 }  // namespace
+
+// A direction's calibration runs on the backend, per batch size: the
+// device's time, the host copies' and the copies' to and from the device,
+// in seconds; and the timings of the largest batches.
+struct HybridCodec::Samples {
+  std::vector<double> device[3], host[3], copies[3];
+  std::vector<BatchTiming> largest;
+};
 
 int HybridCodec::Calibrate(const PageList& sample_in) {
   const std::size_t n = std::min(sample_in.size(), cpu_->max_batch());
   if (n < 2) return -EINVAL;
   const PageList sample = sample_in.Sub(0, n);
-  std::vector<hzram_page_record> rec(n);
-  std::vector<std::uint8_t> arena(Codec::ArenaBytes(n)), out(n * kPageSize);
+  std::vector<std::uint8_t> out(n * kPageSize);
   std::vector<int> status(n);
-
-  // The CPU, warm: the median of several runs.
-  constexpr int kRuns = 5;
-  std::vector<double> cs, ds;
-  for (int pass = 0; pass < kRuns + 1; pass++) {
-    auto t = Clock::now();
-    if (int ret = cpu_->Compress(sample, rec, arena)) return ret;
-    const double c = Since(t);
-    t = Clock::now();
-    if (cpu_->Decompress(rec, arena, MutablePageList(out.data(), n), status) < 0) return -EINVAL;
-    const double d = Since(t);
-    if (pass) cs.push_back(c), ds.push_back(d);  // the first run warms up
-  }
-  model_->compress.cpu_pages_per_s = n / Median(cs);
-  model_->decompress.cpu_pages_per_s = n / Median(ds);
+  if (int ret = CalibrateCpu(sample, MutablePageList(out.data(), n), status)) return ret;
   if (!backend_enabled()) return 0;
 
   // The backend: batches of 1, m / 2 and m pages, several runs each; a
@@ -149,12 +144,47 @@ int HybridCodec::Calibrate(const PageList& sample_in) {
   // and per batch, bounded (see HybridRates).
   const std::size_t m = std::min(n, backend_->max_batch());
   const std::size_t sizes[3] = {1, std::max<std::size_t>(1, m / 2), m};
+  Samples sc, sd;
+  if (SampleBackend(sample, sizes, MutablePageList(out.data(), n), status, &sc, &sd) < 0)
+    return BackendFailed(), 0;
+  Fit(sizes, sc, &model_->compress);
+  Fit(sizes, sd, &model_->decompress);
+  double h2d_ms = 0, d2h_ms = 0, h2d_b = 0, d2h_b = 0;
+  for (const auto* v : {&sc.largest, &sd.largest})
+    for (const auto& t : *v)
+      h2d_ms += t.h2d_ms, d2h_ms += t.d2h_ms, h2d_b += t.h2d_bytes, d2h_b += t.d2h_bytes;
+  if (h2d_ms > 0) model_->link.h2d_bytes_per_s = h2d_b / (h2d_ms / 1e3);
+  if (d2h_ms > 0) model_->link.d2h_bytes_per_s = d2h_b / (d2h_ms / 1e3);
+  return 0;
+}
+
+int HybridCodec::CalibrateCpu(const PageList& sample, const MutablePageList& out,
+                              std::span<int> status) {
+  // The CPU, warm: the median of several runs.
+  const std::size_t n = sample.size();
+  std::vector<hzram_page_record> rec(n);
+  std::vector<std::uint8_t> arena(Codec::ArenaBytes(n));
+  std::vector<double> cs, ds;
+  for (int pass = 0; pass < kRuns + 1; pass++) {
+    auto t = Clock::now();
+    if (int ret = cpu_->Compress(sample, rec, arena)) return ret;
+    const double c = Since(t);
+    t = Clock::now();
+    if (cpu_->Decompress(rec, arena, out, status) < 0) return -EINVAL;
+    const double d = Since(t);
+    if (pass) cs.push_back(c), ds.push_back(d);  // the first run warms up
+  }
+  model_->compress.cpu_pages_per_s = n / Median(cs);
+  model_->decompress.cpu_pages_per_s = n / Median(ds);
+  return 0;
+}
+
+int HybridCodec::SampleBackend(const PageList& sample, const std::size_t (&sizes)[3],
+                               const MutablePageList& out, std::span<int> status, Samples* sc,
+                               Samples* sd) {
+  const std::size_t m = sizes[2];
   std::vector<hzram_page_record> brec(m);
   std::vector<std::uint8_t> barena(Codec::ArenaBytes(m));
-  struct Samples {
-    std::vector<double> device[3], host[3], copies[3];
-  } sc, sd;
-  std::vector<BatchTiming> largest_c, largest_d;
   auto wait = [&](int ticket, BatchTiming* t) {
     if (ticket < 0) {
       refusals_++;
@@ -183,50 +213,42 @@ int HybridCodec::Calibrate(const PageList& sample_in) {
     for (int k = 0; k < 3; k++) {
       const std::size_t count = sizes[k];
       BatchTiming tc, td;
-      if (wait(backend_->SubmitCompress(sample.Sub(0, count), std::span(brec.data(), count),
-                                        std::span(barena.data(), Codec::ArenaBytes(count))),
-               &tc) < 0)
-        return BackendFailed(), 0;
-      if (wait(backend_->SubmitDecompress(std::span(brec.data(), count),
-                                          std::span(barena.data(), Codec::ArenaBytes(count)),
-                                          MutablePageList(out.data(), count),
-                                          std::span(status.data(), count)),
-               &td) < 0)
-        return BackendFailed(), 0;
+      int ret = wait(backend_->SubmitCompress(sample.Sub(0, count), std::span(brec.data(), count),
+                                              std::span(barena.data(), Codec::ArenaBytes(count))),
+                     &tc);
+      if (ret >= 0)
+        ret = wait(backend_->SubmitDecompress(std::span(brec.data(), count),
+                                              std::span(barena.data(), Codec::ArenaBytes(count)),
+                                              out.Sub(0, count), status.first(count)),
+                   &td);
+      if (ret < 0) return ret;
       if (pass == 0) continue;  // warm-up
-      add(sc, k, tc);
-      add(sd, k, td);
-      if (k == 2) largest_c.push_back(tc), largest_d.push_back(td);
+      add(*sc, k, tc);
+      add(*sd, k, td);
+      if (k == 2) sc->largest.push_back(tc), sd->largest.push_back(td);
     }
   }
-  auto fit = [&](HybridRates& r, const Samples& s) {
-    double x[3], y[3], mx = 0, my = 0;
-    for (int k = 0; k < 3; k++) {
-      x[k] = static_cast<double>(sizes[k]);
-      y[k] = Median(s.device[k]);
-      mx += x[k] / 3;
-      my += y[k] / 3;
-    }
-    double sxy = 0, sxx = 0;
-    for (int k = 0; k < 3; k++) sxy += (x[k] - mx) * (y[k] - my), sxx += (x[k] - mx) * (x[k] - mx);
-    const double slope = sxx > 0 ? sxy / sxx : y[2] / x[2];
-    // Bounds: no less than the largest batch's copies per page, no more
-    // than its whole time per page.
-    const double lo = Median(s.copies[2]) / x[2], hi = y[2] / x[2];
-    const double per_page = std::max(1e-12, std::clamp(slope, std::min(lo, hi), hi));
-    r.backend_pages_per_s = 1 / per_page;
-    r.backend_fixed_s = std::max(0.0, y[2] - per_page * x[2]);
-    r.backend_host_s_per_page = Median(s.host[2]) / x[2];
-  };
-  fit(model_->compress, sc);
-  fit(model_->decompress, sd);
-  double h2d_ms = 0, d2h_ms = 0, h2d_b = 0, d2h_b = 0;
-  for (const auto* v : {&largest_c, &largest_d})
-    for (const auto& t : *v)
-      h2d_ms += t.h2d_ms, d2h_ms += t.d2h_ms, h2d_b += t.h2d_bytes, d2h_b += t.d2h_bytes;
-  if (h2d_ms > 0) model_->link.h2d_bytes_per_s = h2d_b / (h2d_ms / 1e3);
-  if (d2h_ms > 0) model_->link.d2h_bytes_per_s = d2h_b / (d2h_ms / 1e3);
   return 0;
+}
+
+void HybridCodec::Fit(const std::size_t (&sizes)[3], const Samples& s, HybridRates* r) {
+  double x[3], y[3], mx = 0, my = 0;
+  for (int k = 0; k < 3; k++) {
+    x[k] = static_cast<double>(sizes[k]);
+    y[k] = Median(s.device[k]);
+    mx += x[k] / 3;
+    my += y[k] / 3;
+  }
+  double sxy = 0, sxx = 0;
+  for (int k = 0; k < 3; k++) sxy += (x[k] - mx) * (y[k] - my), sxx += (x[k] - mx) * (x[k] - mx);
+  const double slope = sxx > 0 ? sxy / sxx : y[2] / x[2];
+  // Bounds: no less than the largest batch's copies per page, no more
+  // than its whole time per page.
+  const double lo = Median(s.copies[2]) / x[2], hi = y[2] / x[2];
+  const double per_page = std::max(1e-12, std::clamp(slope, std::min(lo, hi), hi));
+  r->backend_pages_per_s = 1 / per_page;
+  r->backend_fixed_s = std::max(0.0, y[2] - per_page * x[2]);
+  r->backend_host_s_per_page = Median(s.host[2]) / x[2];
 }
 
 // The batch whose backend share SubmitParts() submits: a compression's

@@ -229,6 +229,14 @@ class HybridCodec {
   void Count(std::size_t n, std::size_t backend);
   void Update(HybridRates& r, std::size_t cpu_pages, double cpu_s, std::size_t backend_pages,
               const BatchTiming& backend);
+  // Calibrate()'s steps (hybrid.cc): the CPU codec's speeds; the
+  // backend's runs, per direction, of batches of each of @sizes pages;
+  // a direction's rates fitted to its runs.
+  struct Samples;
+  int CalibrateCpu(const PageList& sample, const MutablePageList& out, std::span<int> status);
+  int SampleBackend(const PageList& sample, const std::size_t (&sizes)[3],
+                    const MutablePageList& out, std::span<int> status, Samples* sc, Samples* sd);
+  static void Fit(const std::size_t (&sizes)[3], const Samples& s, HybridRates* r);
 
   Codec* cpu_;
   AsyncBackend* backend_;
