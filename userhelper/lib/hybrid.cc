@@ -123,8 +123,8 @@ constexpr int kRuns = 5;
 }  // namespace
 
 // A direction's calibration runs on the backend, per batch size: the
-// device's time, the host copies' and the copies' to and from the device,
-// in seconds; and the timings of the largest batches.
+// times, in seconds, of the device, of the host copies and of the copies
+// to and from the device; and the largest batches' timings.
 struct HybridCodec::Samples {
   std::vector<double> device[3], host[3], copies[3];
   std::vector<BatchTiming> largest;
