@@ -143,10 +143,11 @@ FUZZ_PAGE := isa pages lz4_scalar lz4_avx2 lz4_avx512
 FUZZ_BATCH := $(FUZZ_PAGE) thread_pool codec hybrid
 FUZZ_FLAGS := -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -Wall -Wextra -Werror \
-	-Iuserhelper/lib/include -Iinclude/uapi
+	-Iuserhelper/lib/include -Iuserhelper/lib -Iinclude/uapi
 FUZZ_HEADERS := userhelper/lib/lz4_impl.h userhelper/lib/lz4_vec.h userhelper/lib/thread_pool.h \
 	userhelper/lib/include/hzram/page_codec.h userhelper/lib/include/hzram/codec.h \
 	userhelper/lib/include/hzram/backend.h userhelper/lib/include/hzram/pages.h \
+	userhelper/lib/page_codec_isa.h userhelper/lib/hybrid_model.h \
 	tests/user/fuzz_records.h tests/user/slow_backend.h
 fuzz: build/fuzz/fuzz_decompress build/fuzz/fuzz_records
 build/fuzz/lz4_avx2.o: FUZZ_ISA := -mavx2 -mbmi -mbmi2

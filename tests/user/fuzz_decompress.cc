@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "hzram/page_codec.h"
+#include "page_codec_isa.h"
 
 using namespace hzram;
 
