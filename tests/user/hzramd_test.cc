@@ -1073,7 +1073,8 @@ TEST(KernelIoTest, OneThreadDrivesTheQueueAndAStopFromAnotherWakesIt) {
   if (state.load() < 0) {
     loop.join();
     const int err = state.load();
-    if (err == -ENOSYS || err == -EPERM) GTEST_SKIP() << "no io_uring here: " << std::strerror(-err);
+    if (err == -ENOSYS || err == -EPERM)
+      GTEST_SKIP() << "no io_uring here: " << std::strerror(-err);
     FAIL() << std::strerror(-err);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -231,7 +231,7 @@ struct Served {
   ServeStats stats;
   std::future<int> opened;  // its thread's OpenQueue()
   std::atomic<bool> done{false};
-  int result = 0;  // Serve()'s, once done
+  int result = 0;        // Serve()'s, once done
   bool stalled = false;  // its heartbeat was late at the last look
   std::thread thread;
 };
@@ -351,9 +351,9 @@ bool AttachAll(const Options& o, const Attacher& attach, const BatchEncoder& enc
 // the daemon.
 struct Watchdog {
   bool on = false;
-  std::int64_t ns = 0;            // WatchdogSec=
+  std::int64_t ns = 0;              // WatchdogSec=
   int poll_ms = kTimeoutRefreshMs;  // the main loop's longest sleep
-  ServeOptions serve;             // the loops' longest idle wait
+  ServeOptions serve;               // the loops' longest idle wait
 
   Watchdog() {
     std::uint64_t us = 0;
@@ -384,8 +384,8 @@ bool StartLoops(const ServedList& served, BatchEncoder& encoder, int done_fd,
     std::promise<int> opened;
     s->opened = opened.get_future();
     s->stats.alive_ns.store(MonotonicNs());
-    s->thread = std::thread([s, &encoder, done_fd, so, serve, opened = std::move(opened)]() mutable {
-      opened.set_value(s->io->OpenQueue());
+    s->thread = std::thread([s, &encoder, done_fd, so, serve, p = std::move(opened)]() mutable {
+      p.set_value(s->io->OpenQueue());
       if (!serve.get()) return;
       s->result = Serve(*s->io, encoder, &s->stats, so);
       s->done.store(true);
