@@ -80,7 +80,7 @@ std::string UsageText() {
          "  --log-level L   error, warn, info (default) or debug\n"
          "  --no-mlock      do not lock the daemon's memory (tests, unprivileged runs)\n"
          "  --bench FILE    run the batch pipeline on FILE's 4 KiB pages, without the\n"
-         "                  module, and compare with liblz4 on one thread\n"
+         "                  module: its speed and CPU time per GiB\n"
          "  --batch-pages N pages per batch for --bench (1..4096, default 1024)\n"
          "  --seconds S     how long --bench measures each figure (default 3)\n"
          "  --json FILE     --bench also writes its figures to FILE\n";
