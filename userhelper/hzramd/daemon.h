@@ -143,7 +143,9 @@ using EncoderMaker =
 
 // The daemon: start-up (memory locking, I/O flusher, OOM score), signals,
 // the encoder (@make, MakeEncoder() by default), every device of @options
-// attached with @attach and served on a thread of its own, sd_notify
+// attached with @attach and served on a thread of its own, which opens
+// the device's queue (DeviceIo::OpenQueue(); a failure fails the start
+// as a failed attach does), sd_notify
 // (READY, STATUS, STOPPING, and WATCHDOG=1 while every device's loop is
 // alive, when systemd's watchdog is on), each device's offload_timeout_ms
 // read again about once a second (DeviceIo::RefreshTimeout; a change is

@@ -179,9 +179,9 @@ int KernelIo::InitRing(io_uring* ring, RingSize size, unsigned flags, unsigned* 
 }
 
 int KernelIo::OpenQueue() {
+  if (ring_) return -EBUSY;
   // Room for a FETCH and a COMMIT per batch, and the stop's poll, among
   // the completions.
-  if (ring_) return -EBUSY;
   if (regions_.info.nr_batches == 0 || regions_.info.nr_batches > kMaxBatches) return -EINVAL;
   if (int err = InitRing(&uring_, RingSizeFor(regions_.info.nr_batches), kRingFlags, &ring_flags_))
     return err;
