@@ -148,6 +148,7 @@ FUZZ_HEADERS := userhelper/lib/lz4_format.h userhelper/lib/lz4_impl.h userhelper
 	userhelper/lib/thread_pool.h include/uapi/linux/hzram.h \
 	userhelper/lib/include/hzram/page_codec.h userhelper/lib/include/hzram/codec.h \
 	userhelper/lib/include/hzram/backend.h userhelper/lib/include/hzram/pages.h \
+	userhelper/lib/page_codec_isa.h userhelper/lib/hybrid_model.h \
 	tests/user/fuzz_records.h tests/user/slow_backend.h
 fuzz: build/fuzz/fuzz_decompress build/fuzz/fuzz_records
 build/fuzz/lz4_avx2.o: FUZZ_ISA := -mavx2 -mbmi -mbmi2

@@ -45,7 +45,9 @@
 #ifdef HZRAM_HAVE_CUDA
 #include "hzram/gpu_codec.h"
 #endif
+#include "hybrid_model.h"
 #include "hzram/pages.h"
+#include "page_codec_isa.h"
 
 namespace {
 
@@ -252,7 +254,7 @@ struct Accel {
   BatchTimingSum comp, decomp;                   // per batch, averages
   double backend_share = 0;                      // hybrid: the GPU's pages
   double link_h2d_gbs = 0, link_d2h_gbs = 0;     // hybrid: calibration's link rates
-  hzram::HybridCodec::Rates comp_rates, decomp_rates;  // hybrid: as calibrated
+  hzram::HybridRates comp_rates, decomp_rates;  // hybrid: as calibrated
   std::string device;
 };
 
@@ -356,8 +358,8 @@ bool HybridRun(hzram::HybridCodec& h, hzram::GpuCodec* gpu, const std::vector<st
   }
   // Calibrated on batches of the size the run uses.
   if (h.Calibrate(hzram::PageList(pages.data(), std::min(n, batch)))) return false;
-  a->comp_rates = h.compress_rates();
-  a->decomp_rates = h.decompress_rates();
+  a->comp_rates = h.model().compress;
+  a->decomp_rates = h.model().decompress;
   const std::uint64_t before = h.backend_pages() + h.cpu_pages(), gpu_before = h.backend_pages();
   a->comp_gbs = BestGBs(pages.size(), seconds, [&] {
     for (std::size_t b = 0; b < nb; b++) {
@@ -377,8 +379,8 @@ bool HybridRun(hzram::HybridCodec& h, hzram::GpuCodec* gpu, const std::vector<st
                          std::span(&status[first], count)) == 0;
     }
   });
-  a->link_h2d_gbs = h.link().h2d_bytes_per_s / 1e9;
-  a->link_d2h_gbs = h.link().d2h_bytes_per_s / 1e9;
+  a->link_h2d_gbs = h.model().link.h2d_bytes_per_s / 1e9;
+  a->link_d2h_gbs = h.model().link.d2h_bytes_per_s / 1e9;
   const std::uint64_t all = h.backend_pages() + h.cpu_pages() - before;
   a->backend_share = all ? static_cast<double>(h.backend_pages() - gpu_before) / all : 0;
   return ok && out == pages;

@@ -46,8 +46,6 @@ static struct {
 
 static atomic_t hzram_short_nowait_times, hzram_short_nowait_hits;
 
-static struct dentry *hzram_debugfs;
-
 /* An allocation point that may not reclaim: true if it is to fail. */
 bool hzram_short_nowait(void)
 {
@@ -88,9 +86,9 @@ static void hzram_fail_init(void)
 {
 	hzram_fail_compress_attr.verbose = 0;
 	hzram_fail_decompress_attr.verbose = 0;
-	fault_create_debugfs_attr("fail_compress", hzram_debugfs,
+	fault_create_debugfs_attr("fail_compress", hzram_debugfs_root,
 				  &hzram_fail_compress_attr);
-	fault_create_debugfs_attr("fail_decompress", hzram_debugfs,
+	fault_create_debugfs_attr("fail_decompress", hzram_debugfs_root,
 				  &hzram_fail_decompress_attr);
 }
 #else
@@ -105,28 +103,22 @@ void hzram_fault_init(void)
 	char name[32];
 	unsigned int i;
 
-	hzram_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	for (i = 0; i < HZRAM_NR_DELAYS; i++) {
 		snprintf(name, sizeof(name), "delay_%s", hzram_delay_names[i]);
-		debugfs_create_u32(name, 0600, hzram_debugfs,
+		debugfs_create_u32(name, 0600, hzram_debugfs_root,
 				   &hzram_delays[i].ms);
 		snprintf(name, sizeof(name), "delay_%s_times",
 			 hzram_delay_names[i]);
-		debugfs_create_atomic_t(name, 0600, hzram_debugfs,
+		debugfs_create_atomic_t(name, 0600, hzram_debugfs_root,
 					&hzram_delays[i].times);
 		snprintf(name, sizeof(name), "delay_%s_hits",
 			 hzram_delay_names[i]);
-		debugfs_create_atomic_t(name, 0400, hzram_debugfs,
+		debugfs_create_atomic_t(name, 0400, hzram_debugfs_root,
 					&hzram_delays[i].hits);
 	}
-	debugfs_create_atomic_t("short_nowait_times", 0600, hzram_debugfs,
+	debugfs_create_atomic_t("short_nowait_times", 0600, hzram_debugfs_root,
 				&hzram_short_nowait_times);
-	debugfs_create_atomic_t("short_nowait_hits", 0400, hzram_debugfs,
+	debugfs_create_atomic_t("short_nowait_hits", 0400, hzram_debugfs_root,
 				&hzram_short_nowait_hits);
 	hzram_fail_init();
-}
-
-void hzram_fault_exit(void)
-{
-	debugfs_remove_recursive(hzram_debugfs);
 }

@@ -16,6 +16,7 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/rwsem.h>
+#include <linux/timekeeping.h>
 #include <linux/types.h>
 #include <uapi/linux/hzram.h>
 
@@ -56,6 +57,11 @@ enum hzram_slot_bit {
 	 * decodes can be checked (offload.c).
 	 */
 	HZRAM_SLOT_CSUM,
+	/*
+	 * Neither read nor written since the last idle marking (sysfs idle,
+	 * idle.c); never set on an unwritten or a same-filled slot.
+	 */
+	HZRAM_SLOT_IDLE,
 	__HZRAM_SLOT_BITS,
 };
 
@@ -68,6 +74,8 @@ struct hzram_slot {
 	unsigned long handle;	/* zsmalloc handle, the fill word if SAME,
 				 * the staging cell if STAGED */
 	unsigned long flags;	/* size (bytes) | BIT(enum hzram_slot_bit) */
+	u32 ac_time;		/* seconds since boot (boottime) of the last
+				 * read or write; 0 when freed */
 };
 
 /* An encoded page on its way into a slot (io.c). */
@@ -242,11 +250,46 @@ struct hzram {
 	unsigned long nl_next[2];	/* jiffies: WRITE_FAILED, MEM_LIMIT */
 
 	struct gendisk *disk;
+	/* debugfs hzram/<disk>/ (block_state); NULL without debugfs. */
+	struct dentry *debugfs_dir;
 	/* Reset or removal in progress: opens fail. Under disk->open_mutex. */
 	bool claim;
 	bool removing;
 	int id;
 };
+
+/*
+ * A slot's lock is held, as far as lockdep can tell: one map stands for
+ * every slot lock of a device. hzram_assert_slot_owned(): or the whole
+ * table is being torn down, under init_lock held for writing.
+ */
+#define hzram_assert_slot_locked(hz) \
+	lockdep_assert(lock_is_held(&(hz)->slot_dep_map))
+#define hzram_assert_slot_owned(hz) \
+	lockdep_assert(lock_is_held(&(hz)->slot_dep_map) || \
+		       lockdep_is_held_type(&(hz)->init_lock, 0))
+
+/*
+ * Slot @index's idle mark; the slot lock is held. The lock holder alone
+ * changes the flags but for the lock bit, which stays set meanwhile.
+ */
+static inline void hzram_slot_mark_idle(struct hzram *hz, u32 index, bool idle)
+{
+	struct hzram_slot *slot = &hz->table[index];
+
+	hzram_assert_slot_locked(hz);
+	if (idle)
+		WRITE_ONCE(slot->flags, slot->flags | BIT(HZRAM_SLOT_IDLE));
+	else
+		WRITE_ONCE(slot->flags, slot->flags & ~BIT(HZRAM_SLOT_IDLE));
+}
+
+/* Slot @index was read or written: not idle, accessed now. Lock held. */
+static inline void hzram_slot_accessed(struct hzram *hz, u32 index)
+{
+	hzram_slot_mark_idle(hz, index, false);
+	hz->table[index].ac_time = (u32)ktime_get_boottime_seconds();
+}
 
 static inline bool hzram_init_done(struct hzram *hz)
 {
@@ -284,6 +327,8 @@ int hzram_read_page(struct hzram *hz, u32 index, void *dst);
 int hzram_rw_page(struct hzram *hz, sector_t sector, struct page *page,
 		  bool write);
 #endif
+void hzram_slot_lock(struct hzram *hz, u32 index);
+void hzram_slot_unlock(struct hzram *hz, u32 index);
 int hzram_meta_alloc(struct hzram *hz, u64 disksize);
 void hzram_meta_free(struct hzram *hz, u64 disksize);
 void hzram_slot_free_notify(struct block_device *bdev, unsigned long index);
@@ -293,6 +338,14 @@ enum hzram_store_result hzram_store_staged(struct hzram *hz, u32 index,
 					   const void *data, void *scratch,
 					   bool swap, bool *refused);
 void hzram_stage_install(struct hzram *hz, u32 index, unsigned long cell);
+
+/* idle.c: idle marking (sysfs idle) and debugfs hzram/<disk>/block_state. */
+int hzram_mark_idle(struct hzram *hz, const char *buf);
+void hzram_debugfs_init(void);
+void hzram_debugfs_exit(void);
+void hzram_debugfs_add(struct hzram *hz);
+void hzram_debugfs_remove(struct hzram *hz);
+extern struct dentry *hzram_debugfs_root;
 
 /* offload.c, offload_read.c, offload_ctl.c: the helper (hzramd). */
 int hzram_offload_init(void);
@@ -313,7 +366,7 @@ extern struct mutex hzram_offload_mutex;
 
 /*
  * fault.c: fault injection, in modules built with HZRAM_FAULT_INJECTION=y
- * (the tests' builds). Delay points hold a path at a chosen place for a
+ * (the tests' builds), its knobs in debugfs hzram/. Delay points hold a path at a chosen place for a
  * while, so that tests can make another event happen right there
  * (/sys/kernel/debug/hzram/delay_<point>); allocations that may not
  * reclaim find memory short on demand (short_nowait_times); the
@@ -334,12 +387,10 @@ enum hzram_delay_point {
 void hzram_delay(enum hzram_delay_point point);
 bool hzram_short_nowait(void);
 void hzram_fault_init(void);
-void hzram_fault_exit(void);
 #else
 static inline void hzram_delay(enum hzram_delay_point point) { }
 static inline bool hzram_short_nowait(void) { return false; }
 static inline void hzram_fault_init(void) { }
-static inline void hzram_fault_exit(void) { }
 #endif
 #if defined(HZRAM_FAULT_INJECTION) && defined(CONFIG_FAULT_INJECTION_DEBUG_FS)
 bool hzram_fail_compress(void);

@@ -54,7 +54,7 @@ static DEFINE_MUTEX(hzram_pool_mutex);
 /* One lockdep class for the slot locks of every device. */
 static struct lock_class_key hzram_slot_lock_key;
 
-static void hzram_slot_lock(struct hzram *hz, u32 index)
+void hzram_slot_lock(struct hzram *hz, u32 index)
 {
 	mutex_acquire(&hz->slot_dep_map, 0, 0, _RET_IP_);
 	wait_on_bit_lock(&hz->table[index].flags, HZRAM_SLOT_LOCK,
@@ -71,22 +71,11 @@ static bool hzram_slot_trylock(struct hzram *hz, u32 index)
 	return true;
 }
 
-static void hzram_slot_unlock(struct hzram *hz, u32 index)
+void hzram_slot_unlock(struct hzram *hz, u32 index)
 {
 	mutex_release(&hz->slot_dep_map, _RET_IP_);
 	clear_and_wake_up_bit(HZRAM_SLOT_LOCK, &hz->table[index].flags);
 }
-
-/*
- * A slot's lock is held, as far as lockdep can tell: one map stands for
- * every slot lock of a device. hzram_assert_slot_owned(): or the whole
- * table is being torn down, under init_lock held for writing.
- */
-#define hzram_assert_slot_locked(hz) \
-	lockdep_assert(lock_is_held(&(hz)->slot_dep_map))
-#define hzram_assert_slot_owned(hz) \
-	lockdep_assert(lock_is_held(&(hz)->slot_dep_map) || \
-		       lockdep_is_held_type(&(hz)->init_lock, 0))
 
 /* The accessors below need the slot lock. */
 static bool hzram_slot_test(struct hzram *hz, u32 index,
@@ -144,6 +133,7 @@ static void hzram_slot_free(struct hzram *hz, u32 index)
 		atomic64_dec(&hz->stats.pages_stored);
 	}
 	hzram_slot_set(hz, index, 0, 0, 0);
+	slot->ac_time = 0;
 }
 
 /*
@@ -249,7 +239,8 @@ static unsigned long hzram_zs_alloc_nowait(struct hzram *hz, unsigned int len,
  * by waiting for memory without I/O, whatever it takes. Reclaim without
  * I/O cannot swap: where anonymous memory is most of what there is, it
  * scans the whole LRU and takes nothing, which ages it, so that what is
- * in use is swapped out next (Documentation/benchmarks.rst, Swap).
+ * in use is swapped out next (Documentation/design.rst, The helper
+ * offload).
  */
 static unsigned long hzram_zs_alloc_staged(struct hzram *hz, unsigned int len,
 					   bool swap)
@@ -487,6 +478,7 @@ static int hzram_write_page(struct hzram *hz, u32 index, const void *src,
 	}
 	hzram_slot_lock(hz, index);
 	__hzram_slot_install(hz, index, &enc);
+	hzram_slot_accessed(hz, index);
 	hzram_slot_unlock(hz, index);
 	return 0;
 }
@@ -513,8 +505,10 @@ static int hzram_write_partial(struct hzram *hz, u32 index, unsigned int off,
 		memcpy(buf + off, mem, len);
 		ret = hzram_encode(hz, buf, HZRAM_ENC_WRITE, &enc);
 	}
-	if (!ret)
+	if (!ret) {
 		__hzram_slot_install(hz, index, &enc);
+		hzram_slot_accessed(hz, index);
+	}
 	hzram_slot_unlock(hz, index);
 	__free_page(page);
 	return ret;
@@ -540,6 +534,8 @@ static int hzram_read(struct hzram *hz, u32 index, unsigned int off, void *mem,
 			memcpy(mem, strm->scratch + off, len);
 		hzram_strm_put(hz->comp);
 	}
+	if (!ret)
+		hzram_slot_accessed(hz, index);
 	hzram_slot_unlock(hz, index);
 	return ret;
 }
@@ -591,6 +587,7 @@ unsigned int hzram_read_snapshot(struct hzram *hz, u32 index, void *dst,
 		if (src != dst)
 			memcpy(dst, src, len);
 		hzram_zs_read_end(hz->mem_pool, slot->handle, len, src);
+		hzram_slot_accessed(hz, index);
 	}
 	hzram_slot_unlock(hz, index);
 	return len;
@@ -619,6 +616,7 @@ void hzram_stage_install(struct hzram *hz, u32 index, unsigned long cell)
 	hzram_slot_set(hz, index, cell, 0, BIT(HZRAM_SLOT_STAGED));
 	atomic64_inc(&hz->stats.offload[HZRAM_OFF_STAGED]);
 	atomic64_inc(&hz->stats.pages_stored);
+	hzram_slot_accessed(hz, index);
 	hzram_slot_unlock(hz, index);
 }
 
@@ -733,7 +731,8 @@ enum hzram_store_result hzram_store_staged(struct hzram *hz, u32 index,
 					   bool swap, bool *refused)
 {
 	struct hzram_enc enc;
-	bool helper = false;
+	bool helper = false, idle;
+	u32 ac_time;
 
 	*refused = false;
 	/* A glance without the lock: a slot never goes back to a cell. */
@@ -754,7 +753,13 @@ enum hzram_store_result hzram_store_staged(struct hzram *hz, u32 index,
 		hzram_enc_free(hz, &enc);
 		return HZRAM_STORED_STALE;
 	}
+	/* The page keeps its write's access time and any idle mark since. */
+	ac_time = hz->table[index].ac_time;
+	idle = hzram_slot_test(hz, index, HZRAM_SLOT_IDLE);
 	__hzram_slot_install(hz, index, &enc);
+	hz->table[index].ac_time = ac_time;
+	if (idle && enc.handle)
+		hzram_slot_mark_idle(hz, index, true);
 	hzram_slot_unlock(hz, index);
 	return helper ? HZRAM_STORED_HELPER : HZRAM_STORED_KERNEL;
 }

@@ -104,6 +104,7 @@ static int hzram_add(void)
 	ret = device_add_disk(NULL, disk, hzram_disk_groups);
 	if (ret)
 		goto err_put_disk;
+	hzram_debugfs_add(hz);
 	pr_info("added device %s\n", disk->disk_name);
 	hzram_nl_event(hz, HZRAM_NL_EV_DEVICE_ADDED, 0);
 	return hz->id;
@@ -150,6 +151,7 @@ static int hzram_remove(struct hzram *hz)
 	}
 	/* Its helper, if any, loses the device. */
 	hzram_offload_unlink(hz);
+	hzram_debugfs_remove(hz);
 	pr_info("removed device %s\n", disk->disk_name);
 	del_gendisk(disk);
 	/* disksize may have been set between the reset and del_gendisk(). */
@@ -239,7 +241,9 @@ static int __init hzram_init(void)
 	unsigned int i;
 	int ret;
 
-	BUILD_BUG_ON(__HZRAM_SLOT_BITS > BITS_PER_LONG);
+	/* The slot bits stay below the checksum (bits 32 to 63). */
+	BUILD_BUG_ON(__HZRAM_SLOT_BITS > HZRAM_CSUM_SHIFT);
+	BUILD_BUG_ON(sizeof(struct hzram_slot) != 24);	/* as documented */
 	BUILD_BUG_ON(HZRAM_PAGE_SIZE != PAGE_SIZE);
 
 	ret = hzram_comp_init();
@@ -251,12 +255,13 @@ static int __init hzram_init(void)
 	ret = hzram_nl_init();
 	if (ret)
 		goto err_offload_exit;
+	hzram_debugfs_init();
 	hzram_fault_init();
 	hzram_major = register_blkdev(0, HZRAM_DEVICE_PREFIX);
 	if (hzram_major <= 0) {
 		pr_err("cannot get a major number\n");
 		ret = -EBUSY;
-		goto err_fault_exit;
+		goto err_debugfs_exit;
 	}
 
 	mutex_lock(&hzram_index_mutex);
@@ -288,8 +293,8 @@ err_class_unregister:
 err_destroy_devices:
 	hzram_destroy_devices();
 	unregister_blkdev(hzram_major, HZRAM_DEVICE_PREFIX);
-err_fault_exit:
-	hzram_fault_exit();
+err_debugfs_exit:
+	hzram_debugfs_exit();
 	hzram_nl_exit();
 err_offload_exit:
 	hzram_offload_exit();
@@ -305,7 +310,7 @@ static void __exit hzram_exit(void)
 	class_unregister(&hzram_control_class);
 	hzram_destroy_devices();
 	unregister_blkdev(hzram_major, HZRAM_DEVICE_PREFIX);
-	hzram_fault_exit();
+	hzram_debugfs_exit();
 	hzram_nl_exit();
 	hzram_offload_exit();
 	hzram_comp_exit();

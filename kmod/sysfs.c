@@ -285,6 +285,15 @@ static ssize_t compact_store(struct device *dev, struct device_attribute *attr,
 	return ret ? ret : len;
 }
 
+/* "all", or an age in seconds: idle.c. */
+static ssize_t idle_store(struct device *dev, struct device_attribute *attr,
+			  const char *buf, size_t len)
+{
+	int ret = hzram_mark_idle(dev_to_hzram(dev), buf);
+
+	return ret ? ret : len;
+}
+
 /**
  * hzram_mm_stat() - the fields of mm_stat
  * @hz: the device; the caller holds its init_lock
@@ -546,6 +555,7 @@ static DEVICE_ATTR_RW(comp_algorithm);
 static DEVICE_ATTR_WO(mem_limit);
 static DEVICE_ATTR_WO(mem_used_max);
 static DEVICE_ATTR_WO(compact);
+static DEVICE_ATTR_WO(idle);
 static DEVICE_ATTR_RO(mm_stat);
 static DEVICE_ATTR_RO(io_stat);
 static DEVICE_ATTR_RO(debug_stat);
@@ -562,6 +572,7 @@ static struct attribute *hzram_disk_attrs[] = {
 	&dev_attr_mem_limit.attr,
 	&dev_attr_mem_used_max.attr,
 	&dev_attr_compact.attr,
+	&dev_attr_idle.attr,
 	&dev_attr_mm_stat.attr,
 	&dev_attr_io_stat.attr,
 	&dev_attr_debug_stat.attr,

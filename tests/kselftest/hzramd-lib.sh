@@ -47,3 +47,16 @@ stop_hzramd() {
 	expect_eq "$(off_field 1)" 0 "helper still attached after hzramd exited"
 	expect_eq "$(off_field 3)" 0 "pages still staged after hzramd exited"
 }
+
+# wait_unstaged: wait (up to 10 s) until no page of $DEV is staged
+# (offload_stat field 3: it drops as each page is stored, or freed,
+# overwritten or discarded while staged): the allocations for the pages
+# written are over, but for a commit that had just found its page there.
+wait_unstaged() {
+	local i
+	for ((i = 0; i < 1000; i++)); do
+		[ "$(off_field 3)" = 0 ] && return 0
+		sleep 0.01
+	done
+	fail "$(off_field 3) pages still staged"
+}

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "hzram/codec.h"
+#include "page_codec_isa.h"
 #include "test_util.h"
 #include "thread_pool.h"
 

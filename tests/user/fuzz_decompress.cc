@@ -20,6 +20,7 @@
 
 #include "hzram/page_codec.h"
 #include "lz4_format.h"
+#include "page_codec_isa.h"
 
 using namespace hzram;
 

@@ -24,6 +24,7 @@
 #include "fuzz_records.h"
 #include "hzram/backend.h"
 #include "hzram/codec.h"
+#include "page_codec_isa.h"
 #include "slow_backend.h"
 
 using namespace hzram;

@@ -17,6 +17,7 @@
 #include "fuzz_records.h"
 #include "hzram/codec.h"
 #include "hzram/page_codec.h"
+#include "page_codec_isa.h"
 
 namespace {
 

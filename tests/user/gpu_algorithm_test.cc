@@ -13,6 +13,7 @@
 
 #include "gpu/lz4_warp.h"
 #include "hzram/page_codec.h"
+#include "page_codec_isa.h"
 #include "test_util.h"
 
 namespace hzram::test {

@@ -10,8 +10,10 @@
 #include <memory>
 #include <thread>
 
+#include "gpu/gpu_testing.h"
 #include "gpu/lz4_warp.h"
 #include "hzram/gpu_codec.h"
+#include "page_codec_isa.h"
 #include "test_util.h"
 
 namespace hzram::test {
@@ -26,10 +28,12 @@ class GpuCodecTest : public ::testing::Test {
     ASSERT_TRUE(codec_);
   }
 
-  std::unique_ptr<GpuCodec> Make(const GpuOptions& o) {
+  // A codec, with @faults if given.
+  std::unique_ptr<GpuCodec> Make(const GpuOptions& o, const GpuFaults* faults = nullptr) {
     int err = 0;
     std::string why;
-    auto c = GpuCodec::Create(o, &err, &why);
+    auto c = faults ? GpuCodecTestPeer::Create(o, *faults, &err, &why)
+                    : GpuCodec::Create(o, &err, &why);
     EXPECT_TRUE(c) << err << " " << why;
     return c;
   }
@@ -193,11 +197,11 @@ TEST_F(GpuCodecTest, ThousandsOfBatchesThroughTheRing) {
 // A batch whose kernel faults (a real illegal address), in a hybrid
 // codec: every page still comes back, the GPU is disabled with a reason.
 void FaultRun() {
-  GpuOptions o;
-  o.fault_at_batch = 19;
+  GpuFaults f;
+  f.fault_at_batch = 19;
   int err = 0;
   std::string why;
-  auto faulty = GpuCodec::Create(o, &err, &why);
+  auto faulty = GpuCodecTestPeer::Create(GpuOptions(), f, &err, &why);
   ASSERT_TRUE(faulty) << err << " " << why;
   // One CPU thread, so that the GPU surely gets a share of every batch;
   // calibration makes the first 18 compressions (6 runs of 3 sizes), the
@@ -315,10 +319,10 @@ TEST_F(GpuCodecTest, StagingThreadsGiveTheSameOutput) {
 // every page intact, the GPU disabled with the reason.
 TEST_F(GpuCodecTest, AHungBatchIsRedoneOnTheCpu) {
   HZRAM_CORPUS_OR_SKIP(corpus);
-  GpuOptions o;
-  o.hang_at_batch = 19;  // the first compression after calibration
-  o.hang_ms = 3000;
-  auto hung = Make(o);
+  GpuFaults f;
+  f.hang_at_batch = 19;  // the first compression after calibration
+  f.hang_ms = 3000;
+  auto hung = Make(GpuOptions(), &f);
   ASSERT_TRUE(hung);
   CodecOptions co;
   co.threads = 1;
@@ -354,10 +358,10 @@ TEST_F(GpuCodecTest, AHungBatchIsRedoneOnTheCpu) {
 // the abandon, this proves nothing and passes.)
 TEST_F(GpuCodecTest, NoCopyLandsAfterWaitOnAFailedCodec) {
   HZRAM_CORPUS_OR_SKIP(corpus);
-  GpuOptions o;
-  o.hang_at_batch = 2;  // the second batch waits 2 s behind a spinning kernel
-  o.hang_ms = 2000;
-  auto c = Make(o);
+  GpuFaults f;
+  f.hang_at_batch = 2;  // the second batch waits 2 s behind a spinning kernel
+  f.hang_ms = 2000;
+  auto c = Make(GpuOptions(), &f);
   ASSERT_TRUE(c);
   const std::size_t n = 4096;
   std::vector<hzram_page_record> rec(n), rec2(n);
@@ -392,10 +396,10 @@ TEST_F(GpuCodecTest, AWedgedCopyBackIntoThePinnedBufferHoldsNoCaller) {
   HZRAM_CORPUS_OR_SKIP(corpus);
   using Clock = std::chrono::steady_clock;
   for (const bool abandon : {true, false}) {
-    GpuOptions o;
-    o.hang_copy_back_at_batch = 2;
-    o.hang_ms = 3000;
-    auto c = Make(o);
+    GpuFaults f;
+    f.hang_copy_back_at_batch = 2;
+    f.hang_ms = 3000;
+    auto c = Make(GpuOptions(), &f);
     ASSERT_TRUE(c);
     const std::size_t n = 1024;
     std::vector<hzram_page_record> rec(n);
@@ -437,9 +441,9 @@ TEST_F(GpuCodecTest, BadArguments) {
   int err = 0;
   EXPECT_EQ(nullptr, GpuCodec::Create(o, &err));
   EXPECT_EQ(-EINVAL, err);
-  o = GpuOptions();
-  o.hang_at_batch = 3;  // a hang needs its length
-  EXPECT_EQ(nullptr, GpuCodec::Create(o, &err));
+  GpuFaults f;
+  f.hang_at_batch = 3;  // a hang needs its length
+  EXPECT_EQ(nullptr, GpuCodecTestPeer::Create(GpuOptions(), f, &err));
   EXPECT_EQ(-EINVAL, err);
   o = GpuOptions();
   o.device = 1000;

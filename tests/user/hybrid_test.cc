@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "access_trace.h"
+#include "hybrid_model.h"
 #include "hzram/backend.h"
 #include "slow_backend.h"
 #include "test_util.h"
@@ -231,26 +232,26 @@ void RoundTrip(HybridCodec& h, std::size_t first, std::size_t n) {
 }
 
 TEST(HybridTest, ShareBalancesTheTwoSides) {
-  HybridCodec::Rates r;
+  HybridRates r;
   r.cpu_pages_per_s = 1000;
   r.backend_pages_per_s = 1000;
-  EXPECT_EQ(500u, HybridCodec::BackendShare(r, 1000)) << "equal speeds, no fixed cost";
+  EXPECT_EQ(500u, BackendShare(r, 1000)) << "equal speeds, no fixed cost";
   r.backend_pages_per_s = 3000;
-  EXPECT_EQ(750u, HybridCodec::BackendShare(r, 1000)) << "three times faster";
+  EXPECT_EQ(750u, BackendShare(r, 1000)) << "three times faster";
   r.backend_fixed_s = 0.5;  // half a CPU-second per batch
-  EXPECT_EQ(375u, HybridCodec::BackendShare(r, 1000));
+  EXPECT_EQ(375u, BackendShare(r, 1000));
   r.backend_fixed_s = 1.0;  // as long as the CPU alone: not worth it
-  EXPECT_EQ(0u, HybridCodec::BackendShare(r, 1000));
+  EXPECT_EQ(0u, BackendShare(r, 1000));
   r.backend_fixed_s = 0.001;
-  EXPECT_EQ(0u, HybridCodec::BackendShare(r, 1)) << "one page stays on the CPU";
+  EXPECT_EQ(0u, BackendShare(r, 1)) << "one page stays on the CPU";
   r.backend_fixed_s = 0;
   r.backend_host_s_per_page = 0.0005;  // host copies: half a CPU page each
-  EXPECT_EQ(750u, HybridCodec::BackendShare(r, 1000)) << "0.375 + 0.25 s against 1 s";
+  EXPECT_EQ(750u, BackendShare(r, 1000)) << "0.375 + 0.25 s against 1 s";
   r.backend_host_s_per_page = 0.0012;  // dearer than the CPU's own work
-  EXPECT_EQ(0u, HybridCodec::BackendShare(r, 1000));
+  EXPECT_EQ(0u, BackendShare(r, 1000));
   r.backend_host_s_per_page = 0;
   r.backend_pages_per_s = 0;
-  EXPECT_EQ(0u, HybridCodec::BackendShare(r, 1000)) << "no measurement, no share";
+  EXPECT_EQ(0u, BackendShare(r, 1000)) << "no measurement, no share";
 }
 
 TEST(HybridTest, CpuOnlyWithoutBackend) {
@@ -259,7 +260,7 @@ TEST(HybridTest, CpuOnlyWithoutBackend) {
   HybridCodec h(cpu.get(), nullptr);
   EXPECT_FALSE(h.backend_enabled());
   ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 256)));
-  EXPECT_EQ(0, h.link().h2d_bytes_per_s) << "no backend, no link";
+  EXPECT_EQ(0, h.model().link.h2d_bytes_per_s) << "no backend, no link";
   RoundTrip(h, 0, 1000);
   EXPECT_EQ(0u, h.backend_pages());
   EXPECT_EQ(2000u, h.cpu_pages());
@@ -275,10 +276,10 @@ TEST(HybridTest, SplitsBetweenBothAndLosesNothing) {
   HybridCodec h(cpu.get(), &fake);
   h.set_watchdog(kSlackWatchdog);
   ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 512)));
-  EXPECT_NEAR(500000, h.compress_rates().backend_pages_per_s, 1000);
-  EXPECT_NEAR(100e-6, h.compress_rates().backend_fixed_s, 1e-9);
-  EXPECT_NEAR(8e9, h.link().h2d_bytes_per_s, 1e6) << "the link, as calibration measured it";
-  EXPECT_NEAR(8e9, h.link().d2h_bytes_per_s, 1e6);
+  EXPECT_NEAR(500000, h.model().compress.backend_pages_per_s, 1000);
+  EXPECT_NEAR(100e-6, h.model().compress.backend_fixed_s, 1e-9);
+  EXPECT_NEAR(8e9, h.model().link.h2d_bytes_per_s, 1e6) << "the link, as calibration measured it";
+  EXPECT_NEAR(8e9, h.model().link.d2h_bytes_per_s, 1e6);
   for (std::size_t b = 0; b < 8; b++) {
     RoundTrip(h, b * 1500, 1500);
     EXPECT_GT(h.last_backend_pages(), 0u) << b;
@@ -315,10 +316,10 @@ TEST(HybridTest, CalibrationIsRobustToJitter) {
   HybridCodec h(cpu.get(), &fake);
   h.set_watchdog(kSlackWatchdog);
   ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 512)));
-  EXPECT_NEAR(500000, h.compress_rates().backend_pages_per_s, 500000 * 0.3);
-  EXPECT_NEAR(500000, h.decompress_rates().backend_pages_per_s, 500000 * 0.3);
-  EXPECT_GE(h.compress_rates().backend_fixed_s, 0);
-  EXPECT_LT(h.compress_rates().backend_fixed_s, 300e-6);
+  EXPECT_NEAR(500000, h.model().compress.backend_pages_per_s, 500000 * 0.3);
+  EXPECT_NEAR(500000, h.model().decompress.backend_pages_per_s, 500000 * 0.3);
+  EXPECT_GE(h.model().compress.backend_fixed_s, 0);
+  EXPECT_LT(h.model().compress.backend_fixed_s, 300e-6);
 }
 
 TEST(HybridTest, CalibrationNeverFindsTheDeviceFree) {
@@ -336,9 +337,9 @@ TEST(HybridTest, CalibrationNeverFindsTheDeviceFree) {
   ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 512)));
   // Bounded by what the copies of a page take on its link (about 0.8 us
   // for a compression's 8 KiB, 0.4 us for a decompression's).
-  EXPECT_LE(h.compress_rates().backend_pages_per_s, 10e9 / (2 * kPageSize) * 1.01);
-  EXPECT_LE(h.decompress_rates().backend_pages_per_s, 10e9 / kPageSize * 1.01);
-  for (const auto* r : {&h.compress_rates(), &h.decompress_rates()}) {
+  EXPECT_LE(h.model().compress.backend_pages_per_s, 10e9 / (2 * kPageSize) * 1.01);
+  EXPECT_LE(h.model().decompress.backend_pages_per_s, 10e9 / kPageSize * 1.01);
+  for (const auto* r : {&h.model().compress, &h.model().decompress}) {
     EXPECT_GT(r->backend_pages_per_s, 0);
     EXPECT_GE(r->backend_fixed_s, 0);
     EXPECT_LE(r->backend_fixed_s, 5000e-6 * 1.06);
@@ -440,7 +441,7 @@ TEST(HybridTest, CorruptRecordsFailOnEitherSide) {
   std::vector<std::uint8_t> arena(Codec::ArenaBytes(n)), out(n * kPageSize);
   std::vector<int> status(n);
   ASSERT_EQ(0, h.Compress(PageList(corpus.data(), n), rec, arena));
-  ASSERT_GT(h.last_backend_pages(), 2u) << h.compress_rates().cpu_pages_per_s << " " << h.compress_rates().backend_pages_per_s << " " << h.compress_rates().backend_fixed_s;
+  ASSERT_GT(h.last_backend_pages(), 2u) << h.model().compress.cpu_pages_per_s << " " << h.model().compress.backend_pages_per_s << " " << h.model().compress.backend_fixed_s;
   // One bad record in each share.
   const std::size_t a = 1, b = n - 2;
   rec[a] = {arena.size() + 1, 100, HZRAM_PAGE_LZ4, 0};

@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1043,6 +1044,93 @@ TEST(KernelIoTest, CommandsReachTheFileAndStopIsPolled) {
   close(fd);
 }
 
+// The queue is set up and driven by one thread, with SINGLE_ISSUER and
+// DEFER_TASKRUN where the kernel has them (6.1 on): completions come only
+// when that thread waits, and a stop from another thread, a write to the
+// eventfd the queue polls, still wakes it.
+TEST(KernelIoTest, OneThreadDrivesTheQueueAndAStopFromAnotherWakesIt) {
+  const int fd = memfd_create("hzramd-test", MFD_CLOEXEC);
+  const int stop = eventfd(0, EFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_GE(stop, 0);
+  TestRegions t(2, 4, 8);
+  std::unique_ptr<KernelIo> io;
+  std::atomic<int> state{0};  // 1: the thread waits for the stop; < 0: it gave up
+  int waited = 0;
+  Completion c[8];
+  std::thread loop([&] {
+    int err = 0;
+    io = KernelIo::ForFile(fd, t.r, 1, stop, &err);
+    if (!io) return state.store(err ? err : -EIO);
+    Completion fetch[1];
+    if (io->QueueFetch() || io->Submit() || io->Wait(fetch, 1000) != 1 ||
+        fetch[0].res != -EOPNOTSUPP)
+      return state.store(-EPROTO);
+    state.store(1);
+    waited = io->Wait(c, -1);
+  });
+  while (state.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (state.load() < 0) {
+    loop.join();
+    const int err = state.load();
+    if (err == -ENOSYS || err == -EPERM)
+      GTEST_SKIP() << "no io_uring here: " << std::strerror(-err);
+    FAIL() << std::strerror(-err);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const std::uint64_t one = 1;
+  ASSERT_EQ(8, write(stop, &one, 8));
+  loop.join();
+  ASSERT_EQ(1, waited);
+  EXPECT_EQ(Completion::kStop, c[0].kind);
+  if (io->ring_flags() & IORING_SETUP_SINGLE_ISSUER) {
+    // Another thread may not submit to it: the kernel refuses.
+    EXPECT_EQ(0, io->QueueFetch());
+    EXPECT_EQ(-EEXIST, io->Submit());
+  }
+  io.reset();  // torn down from this thread, as RunDaemon does
+  close(stop);
+  close(fd);
+}
+
+// SINGLE_ISSUER and DEFER_TASKRUN where the kernel has them; a kernel
+// that refuses the flags (-EINVAL, before 6.1; here an unknown flag
+// stands for them) gets a ring without them, which works.
+TEST(KernelIoTest, TheRingFallsBackWhereTheFlagsAreRefused) {
+  const KernelIo::RingSize size = KernelIo::RingSizeFor(4);
+  io_uring ring;
+  unsigned used = 0;
+  int err = KernelIo::InitRing(&ring, size, KernelIo::kRingFlags, &used);
+  if (err == -ENOSYS || err == -EPERM) GTEST_SKIP() << "no io_uring here: " << std::strerror(-err);
+  ASSERT_EQ(0, err) << std::strerror(-err);
+  EXPECT_TRUE(used & IORING_SETUP_CQSIZE);
+  struct utsname u;
+  ASSERT_EQ(0, uname(&u));
+  int major = 0, minor = 0;
+  std::sscanf(u.release, "%d.%d", &major, &minor);
+  if (major > 6 || (major == 6 && minor >= 1)) {
+    EXPECT_EQ(KernelIo::kRingFlags, used & KernelIo::kRingFlags) << u.release;
+  }
+  io_uring_queue_exit(&ring);
+
+  const unsigned refused = 1u << 31;  // no such setup flag
+  used = 0;
+  ASSERT_EQ(0, KernelIo::InitRing(&ring, size, refused | KernelIo::kRingFlags, &used));
+  EXPECT_EQ(unsigned{IORING_SETUP_CQSIZE}, used);
+  // The plain ring carries commands as the other does.
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring);
+  io_uring_prep_nop(sqe);
+  io_uring_sqe_set_data64(sqe, 7);
+  ASSERT_EQ(1, io_uring_submit(&ring));
+  io_uring_cqe* cqe;
+  ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
+  EXPECT_EQ(7u, io_uring_cqe_get_data64(cqe));
+  io_uring_cqe_seen(&ring, cqe);
+  io_uring_queue_exit(&ring);
+  // What the kernel refuses otherwise stays refused.
+  EXPECT_EQ(-EINVAL, KernelIo::InitRing(&ring, {0, 0}, KernelIo::kRingFlags, &used));
+}
+
 TEST(KernelIoTest, ServeFailsWhenTheFileRefusesFetch) {
   const int fd = memfd_create("hzramd-test", MFD_CLOEXEC);
   ASSERT_GE(fd, 0);
@@ -1140,8 +1228,16 @@ class EndlessIo final : public DeviceIo {
     }
   }
   ~EndlessIo() override {
-    std::fprintf(stderr, "fake hzram%u: %d commits, %d wrong, %d late\n", device_, commits_, wrong_,
-                 late_);
+    std::fprintf(stderr, "fake hzram%u: %d commits, %d wrong, %d late, %d off its thread\n",
+                 device_, commits_, wrong_, late_, foreign_);
+  }
+
+  // What OpenQueue() returns; the thread that called it is the only one
+  // that may queue and wait (others are counted).
+  int open_queue_error = 0;
+  int OpenQueue() override {
+    queue_thread_ = std::this_thread::get_id();
+    return open_queue_error;
   }
 
   // Its offload_timeout_ms read from the file at @path (RefreshTimeout(),
@@ -1163,10 +1259,12 @@ class EndlessIo final : public DeviceIo {
   unsigned device() const override { return device_; }
   const Regions& regions() const override { return t_.r; }
   int QueueFetch() override {
+    foreign_ += std::this_thread::get_id() != queue_thread_;
     fetches_++;
     return 0;
   }
   int QueueCommit(std::uint32_t b, std::uint64_t seq) override {
+    foreign_ += std::this_thread::get_id() != queue_thread_;
     wrong_ += seq != t_.desc(b).seq || CheckSlot(t_.r, t_.desc(b)) != 0;
     late_ += std::chrono::steady_clock::now() - handed_[b] >
              std::chrono::milliseconds(timeout_.ms());
@@ -1178,6 +1276,7 @@ class EndlessIo final : public DeviceIo {
   }
   int Submit() override { return 0; }
   int Wait(std::span<Completion> out, int timeout_ms) override {
+    foreign_ += std::this_thread::get_id() != queue_thread_;
     t_device = static_cast<int>(device_);
     for (;;) {
       std::size_t n = 0;
@@ -1213,7 +1312,8 @@ class EndlessIo final : public DeviceIo {
   std::vector<Completion> answers_;
   std::size_t fetches_ = 0;
   std::uint64_t seq_ = 0;
-  int commits_ = 0, wrong_ = 0, late_ = 0;
+  int commits_ = 0, wrong_ = 0, late_ = 0, foreign_ = 0;
+  std::thread::id queue_thread_;
   bool stopped_ = false;
   std::chrono::steady_clock::time_point handed_[4];
   OffloadTimeout timeout_;
@@ -1315,8 +1415,9 @@ TEST(DaemonDeathTest, SigtermCommitsTheBatchesInHandAndExitsZero) {
   EXPECT_EXIT(std::exit(RunDaemon(DaemonOptions({0, 7}), attach)), ::testing::ExitedWithCode(0),
               "encoder: cpu, 2 threads.*hzram0: attached: 4 batches of up to 16 pages.*"
               "Terminated: stopping.*hzram7: stopping: committing the batches in hand.*"
-              "hzram0: [0-9]+ batches, [0-9]+ pages.*fake hzram0: [0-9]+ commits, 0 wrong.*"
-              "fake hzram7: [0-9]+ commits, 0 wrong");
+              "hzram0: [0-9]+ batches, [0-9]+ pages.*"
+              "fake hzram0: [0-9]+ commits, 0 wrong, 0 late, 0 off its thread.*"
+              "fake hzram7: [0-9]+ commits, 0 wrong, 0 late, 0 off its thread");
   const std::string m = notify.Messages();
   EXPECT_NE(std::string::npos, m.find("READY=1\nSTATUS=serving hzram0, hzram7 (cpu, 2 threads"))
       << m;
@@ -1360,6 +1461,20 @@ TEST(DaemonDeathTest, AttachFailuresExitOneNamingTheDevice) {
     EXPECT_EXIT(std::exit(RunDaemon(DaemonOptions({0, 3}), attach)), ::testing::ExitedWithCode(1),
                 std::string("hzram0: attached.*") + message + ".*fake hzram0: 0 commits");
   }
+}
+
+// Each queue is opened on the thread that serves it; one that cannot be
+// fails the start as an attach does, before any device is served.
+TEST(DaemonDeathTest, AQueueThatCannotBeOpenedExitsOne) {
+  const Attacher attach = [](unsigned device, int stop_fd,
+                             AttachFailure*) -> std::unique_ptr<DeviceIo> {
+    auto io = std::make_unique<EndlessIo>(device, stop_fd, -1);
+    if (device == 3) io->open_queue_error = -ENOMEM;
+    return io;
+  };
+  EXPECT_EXIT(std::exit(RunDaemon(DaemonOptions({0, 3}), attach)), ::testing::ExitedWithCode(1),
+              "hzram3: attached.*hzramd: device 3: cannot set up io_uring: Cannot allocate memory.*"
+              "fake hzram0: 0 commits");
 }
 
 TEST(DaemonDeathTest, BackendErrorsExitOne) {
@@ -1474,6 +1589,23 @@ TEST(LoopbackTest, ItsCheckSeesWrongRecords) {
   SetLogSink(nullptr);
   EXPECT_EQ(5u, io->bad_pages());  // one per batch
   EXPECT_EQ(5u, st.commit_errors.load());
+
+  // The same check with the encoder's own decoder (hzramd --bench's).
+  io->Rewind();
+  io->set_verify(false);
+  io->set_decoder(enc.get());
+  ServeStats again;
+  SetLogSink(CaptureLog);
+  EXPECT_EQ(0, Serve(*io, bad, &again));
+  SetLogSink(nullptr);
+  EXPECT_EQ(10u, io->bad_pages());
+  EXPECT_EQ(5u, again.commit_errors.load());
+  // And none where nothing is wrong.
+  io->Rewind();
+  ServeStats good;
+  EXPECT_EQ(0, Serve(*io, *enc, &good));
+  EXPECT_EQ(10u, io->bad_pages());
+  EXPECT_EQ(0u, good.commit_errors.load());
 }
 
 TEST(LoopbackTest, FileErrors) {
@@ -1487,7 +1619,9 @@ TEST(LoopbackTest, FileErrors) {
 }
 
 TEST(BenchTest, PrintsAndWritesItsFigures) {
-  const std::string path = WritePages(MixedPages(200, 11));
+  const std::string pages = WritePages(MixedPages(200, 11));
+  const std::string path = pages + "\"\t.pages";  // a name JSON must escape
+  ASSERT_EQ(0, rename(pages.c_str(), path.c_str()));
   Options o;
   o.bench = path;
   o.batch_pages = 32;
@@ -1501,15 +1635,18 @@ TEST(BenchTest, PrintsAndWritesItsFigures) {
   EXPECT_NE(std::string::npos, out.find("hzramd --bench: 200 pages (0.8 MiB) of " + path)) << out;
   EXPECT_NE(std::string::npos, out.find("pipeline: cpu, 2 threads, ")) << out;
   EXPECT_NE(std::string::npos, out.find("batches of 32 pages, 4 in flight")) << out;
-  EXPECT_NE(std::string::npos, out.find("liblz4, 1 thread")) << out;
+  EXPECT_NE(std::string::npos, out.find("CPU s/GiB")) << out;
   EXPECT_NE(std::string::npos, out.find("hzramd pipeline")) << out;
+  EXPECT_EQ(std::string::npos, out.find("liblz4")) << out;
   std::ifstream j(o.json);
   std::stringstream json;
   json << j.rdbuf();
-  for (const char* key :
-       {"\"pages\": 200", "\"batch_pages\": 32", "\"batches_in_flight\": 4", "\"baseline\": {",
-        "LZ4_compress_default, 1 thread", "\"pipeline\": {", "\"speedup\": "})
+  for (const char* key : {"\"pages\": 200", "\"batch_pages\": 32", "\"batches_in_flight\": 4",
+                          "\"pipeline\": {", "\"passes\": ", "\"cpu_s_per_gib\": "})
     EXPECT_NE(std::string::npos, json.str().find(key)) << key << "\n" << json.str();
+  // The file's name, escaped (hzram::JsonString).
+  EXPECT_NE(std::string::npos, json.str().find("\"file\": \"" + pages + "\\\"\\t.pages\""))
+      << json.str();
   unlink(o.json.c_str());
   unlink(path.c_str());
 }

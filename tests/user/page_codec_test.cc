@@ -14,6 +14,7 @@
 
 #include "hzram/page_codec.h"
 #include "lz4_format.h"
+#include "page_codec_isa.h"
 #include "test_util.h"
 
 namespace hzram::test {

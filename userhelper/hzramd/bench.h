@@ -2,8 +2,9 @@
 //
 // hzramd --bench: the daemon's batch pipeline (Serve(), the encoder and
 // its threads, the output slot layout) fed from a file of pages by a
-// LoopbackIo instead of the module, timed end to end, beside liblz4's
-// LZ4_compress_default on one thread over the same pages.
+// LoopbackIo instead of the module, timed end to end, with the host CPU
+// time it takes (getrusage). hzram's own codec only: hzbench compares it
+// with liblz4.
 #ifndef HZRAMD_BENCH_H
 #define HZRAMD_BENCH_H
 
@@ -15,8 +16,9 @@ namespace hzramd {
 inline constexpr unsigned kBenchBatches = 4;
 
 // Run the bench of @options (options.bench is the file) and print its
-// table on stdout (and the JSON to options.json). Every record of a first,
-// untimed pass is checked against its page. Returns the exit status.
+// table on stdout (and the JSON to options.json). Every batch of a first,
+// untimed pass is decoded again by the encoder and compared with its
+// pages. Returns the exit status.
 int RunBench(const Options& options);
 
 }  // namespace hzramd

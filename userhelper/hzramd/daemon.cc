@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <thread>
 
 #include "log.h"
@@ -224,16 +225,19 @@ std::string AttachErrorMessage(unsigned device, const AttachFailure& f) {
 
 namespace {
 
+// A device served on a thread of its own.
 struct Served {
   std::unique_ptr<DeviceIo> io;
   ServeStats stats;
+  std::future<int> opened;  // its thread's OpenQueue()
   std::atomic<bool> done{false};
-  int result = 0;  // Serve()'s, once done
+  int result = 0;        // Serve()'s, once done
   bool stalled = false;  // its heartbeat was late at the last look
   std::thread thread;
 };
+using ServedList = std::vector<std::unique_ptr<Served>>;
 
-std::string StatusLine(const std::vector<std::unique_ptr<Served>>& served) {
+std::string StatusLine(const ServedList& served) {
   std::string s;
   char buf[160];
   for (const auto& d : served) {
@@ -249,24 +253,9 @@ std::string StatusLine(const std::vector<std::unique_ptr<Served>>& served) {
   return s;
 }
 
-void StartUp(const Options& o) {
-  if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0))
-    HZ_WARN(
-        "prctl(PR_SET_IO_FLUSHER): %s (needs CAP_SYS_RESOURCE): memory reclaim may wait for "
-        "hzramd's own I/O",
-        std::strerror(errno));
-  const int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-  if (fd < 0 || write(fd, "-1000", 5) != 5)
-    HZ_WARN("/proc/self/oom_score_adj: %s (needs CAP_SYS_RESOURCE): the OOM killer may pick hzramd",
-            std::strerror(errno));
-  if (fd >= 0) close(fd);
-  if (!o.mlock) HZ_INFO("--no-mlock: memory not locked");
-}
-
-}  // namespace
-
-int RunDaemon(const Options& o, const Attacher& attach, const EncoderMaker& make) {
-  SetLogLevel(o.log_level);
+// Start-up: memory locked (unless --no-mlock), I/O flusher, OOM score.
+// Returns false (logged) if memory cannot be locked.
+bool StartUp(const Options& o) {
   if (o.mlock) {
     // Every thread's stack is locked whole: 1 MiB each rather than 8.
     pthread_attr_t attr;
@@ -278,51 +267,67 @@ int RunDaemon(const Options& o, const Attacher& attach, const EncoderMaker& make
       HZ_ERR(
           "mlockall: %s (needs CAP_IPC_LOCK or a larger RLIMIT_MEMLOCK; --no-mlock runs without)",
           std::strerror(errno));
-      return 1;
+      return false;
     }
   }
-  StartUp(o);
+  if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0))
+    HZ_WARN(
+        "prctl(PR_SET_IO_FLUSHER): %s (needs CAP_SYS_RESOURCE): memory reclaim may wait for "
+        "hzramd's own I/O",
+        std::strerror(errno));
+  const int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || write(fd, "-1000", 5) != 5)
+    HZ_WARN("/proc/self/oom_score_adj: %s (needs CAP_SYS_RESOURCE): the OOM killer may pick hzramd",
+            std::strerror(errno));
+  if (fd >= 0) close(fd);
+  if (!o.mlock) HZ_INFO("--no-mlock: memory not locked");
+  return true;
+}
 
-  // SIGTERM and SIGINT are read from a signalfd by this thread; every
-  // thread started from here on has them blocked.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  const int sig_fd = signalfd(-1, &signals, SFD_CLOEXEC);
-  const int stop_fd = eventfd(0, EFD_CLOEXEC);  // tells the device loops to stop
-  const int done_fd = eventfd(0, EFD_CLOEXEC);  // counts the loops that ended
-  struct Fds {
-    int fd[3];
-    ~Fds() {
-      for (int f : fd)
-        if (f >= 0) close(f);
-    }
-  } fds{{sig_fd, stop_fd, done_fd}};
-  if (sig_fd < 0 || stop_fd < 0 || done_fd < 0) {
+// The main thread's fds: SIGTERM and SIGINT, read from a signalfd (every
+// thread started after Open() has them blocked); the eventfd that tells
+// the device loops to stop; the one that counts the loops that ended.
+struct ControlFds {
+  int sig = -1, stop = -1, done = -1;
+
+  ~ControlFds() {
+    for (int fd : {sig, stop, done})
+      if (fd >= 0) close(fd);
+  }
+  // Returns false (logged) on failure.
+  bool Open() {
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    sig = signalfd(-1, &signals, SFD_CLOEXEC);
+    stop = eventfd(0, EFD_CLOEXEC);
+    done = eventfd(0, EFD_CLOEXEC);
+    if (sig >= 0 && stop >= 0 && done >= 0) return true;
     HZ_ERR("signalfd, eventfd: %s", std::strerror(errno));
-    return 1;
+    return false;
   }
+};
 
-  std::string error;
-  auto encoder = make ? make(o, &error) : MakeEncoder(o.backend, o.threads, &error);
-  if (!encoder) {
-    HZ_ERR("%s", error.c_str());
-    return 1;
-  }
-  HZ_INFO("encoder: %s", encoder->Describe().c_str());
+void AddOne(int eventfd) {
+  const std::uint64_t one = 1;
+  if (write(eventfd, &one, sizeof(one)) < 0) HZ_ERR("eventfd: %s", std::strerror(errno));
+}
 
-  std::vector<std::unique_ptr<Served>> served;
+// Attach: every device of @o with @attach, logged. Returns false (logged)
+// when one cannot be; those attached already are in @served.
+bool AttachAll(const Options& o, const Attacher& attach, const BatchEncoder& encoder, int stop_fd,
+               ServedList* served) {
   for (unsigned device : o.devices) {
     AttachFailure f;
     auto io = attach(device, stop_fd, &f);
     if (!io) {
       HZ_ERR("%s", AttachErrorMessage(device, f).c_str());
-      return 1;
+      return false;
     }
     const Regions& r = io->regions();
-    if (encoder->has_backend())
+    if (encoder.has_backend())
       HZ_INFO("hzram%u: attached: %u batches of up to %u pages; offload_timeout_ms %u, the "
               "backend's watchdog %.0f ms",
               device, r.info.nr_batches, r.info.batch_pages, r.offload_timeout_ms,
@@ -330,107 +335,143 @@ int RunDaemon(const Options& o, const Attacher& attach, const EncoderMaker& make
     else
       HZ_INFO("hzram%u: attached: %u batches of up to %u pages; offload_timeout_ms %u", device,
               r.info.nr_batches, r.info.batch_pages, r.offload_timeout_ms);
-    served.push_back(std::make_unique<Served>());
-    served.back()->io = std::move(io);
+    served->push_back(std::make_unique<Served>());
+    served->back()->io = std::move(io);
   }
+  return true;
+}
 
-  // systemd's watchdog (WatchdogSec= of the unit): WATCHDOG=1 every
-  // quarter of its time while every device's loop has beaten within half
-  // of it. A loop beats after each batch and each wait, every 50 ms while
-  // a batch waits for its turn at the encoder or for the backend (a wait
-  // the watchdog or the batch's latest start ends), and waits at most an
-  // eighth of the time while idle; one that hangs (in a batch's CPU work,
-  // in a call that never returns) stops the pings, and systemd restarts
-  // the daemon.
-  std::uint64_t watchdog_us = 0;
-  const bool watchdog = WatchdogEnabled(&watchdog_us);
-  const std::int64_t watchdog_ns = static_cast<std::int64_t>(watchdog_us) * 1000;
-  ServeOptions so;
-  int poll_ms = kTimeoutRefreshMs;
-  if (watchdog) {
-    so.idle_wait_ms = static_cast<int>(std::clamp<std::uint64_t>(watchdog_us / 8000, 1, 1000));
-    poll_ms = static_cast<int>(std::clamp<std::uint64_t>(watchdog_us / 4000, 1, kTimeoutRefreshMs));
-    HZ_INFO("systemd's watchdog: %.3f s; WATCHDOG=1 while every device's loop is alive",
-            watchdog_us / 1e6);
-    if (watchdog_us < kMinWatchdogUs)
+// systemd's watchdog (WatchdogSec= of the unit): WATCHDOG=1 every
+// quarter of its time while every device's loop has beaten within half
+// of it. A loop beats after each batch and each wait, every 50 ms while
+// a batch waits for its turn at the encoder or for the backend (a wait
+// the watchdog or the batch's latest start ends), and waits at most an
+// eighth of the time while idle; one that hangs (in a batch's CPU work,
+// in a call that never returns) stops the pings, and systemd restarts
+// the daemon.
+struct Watchdog {
+  bool on = false;
+  std::int64_t ns = 0;              // WatchdogSec=
+  int poll_ms = kTimeoutRefreshMs;  // the main loop's longest sleep
+  ServeOptions serve;               // the loops' longest idle wait
+
+  Watchdog() {
+    std::uint64_t us = 0;
+    on = WatchdogEnabled(&us);
+    if (!on) return;
+    ns = static_cast<std::int64_t>(us) * 1000;
+    serve.idle_wait_ms = static_cast<int>(std::clamp<std::uint64_t>(us / 8000, 1, 1000));
+    poll_ms = static_cast<int>(std::clamp<std::uint64_t>(us / 4000, 1, kTimeoutRefreshMs));
+    HZ_INFO("systemd's watchdog: %.3f s; WATCHDOG=1 while every device's loop is alive", us / 1e6);
+    if (us < kMinWatchdogUs)
       HZ_WARN("systemd's watchdog: %.3f s is less than the %.0f s hzramd needs: a device's loop "
               "busy with a batch may be taken for stuck, and hzramd restarted",
-              watchdog_us / 1e6, kMinWatchdogUs / 1e6);
+              us / 1e6, kMinWatchdogUs / 1e6);
   }
-  for (auto& d : served) {
+};
+
+// Start each device's loop on a thread of its own, which opens the
+// device's queue (DeviceIo::OpenQueue(): the queue is driven by the
+// thread that set it up), then serves it once every queue is open.
+// Returns false (logged) if a queue cannot be opened: then no loop
+// serves, and every thread has ended.
+bool StartLoops(const ServedList& served, BatchEncoder& encoder, int done_fd,
+                const ServeOptions& so) {
+  std::promise<bool> go;
+  const std::shared_future<bool> serve = go.get_future().share();
+  for (const auto& d : served) {
     Served* s = d.get();
+    std::promise<int> opened;
+    s->opened = opened.get_future();
     s->stats.alive_ns.store(MonotonicNs());
-    s->thread = std::thread([s, &encoder, done_fd, so] {
-      s->result = Serve(*s->io, *encoder, &s->stats, so);
+    s->thread = std::thread([s, &encoder, done_fd, so, serve, p = std::move(opened)]() mutable {
+      p.set_value(s->io->OpenQueue());
+      if (!serve.get()) return;
+      s->result = Serve(*s->io, encoder, &s->stats, so);
       s->done.store(true);
-      const std::uint64_t one = 1;
-      if (write(done_fd, &one, sizeof(one)) < 0) HZ_ERR("eventfd: %s", std::strerror(errno));
+      AddOne(done_fd);
     });
   }
+  bool ok = true;
+  for (const auto& d : served) {
+    const int err = d->opened.get();
+    if (err && ok) {
+      HZ_ERR("%s", AttachErrorMessage(d->io->device(), {AttachFailure::kRing, -err, ""}).c_str());
+      ok = false;
+    }
+  }
+  go.set_value(ok);
+  if (!ok)
+    for (const auto& d : served) d->thread.join();
+  return ok;
+}
 
-  std::string names;
-  for (unsigned device : o.devices)
-    names += (names.empty() ? "hzram" : ", hzram") + std::to_string(device);
-  Notify("READY=1\nSTATUS=serving " + names + " (" + encoder->Describe() + ")");
+// Each device's offload_timeout_ms again: the module lets it change, and
+// the device's loop takes the new value for its next batches.
+void RefreshTimeouts(const ServedList& served, const BatchEncoder& encoder) {
+  for (const auto& d : served) {
+    if (d->done.load() || !d->io->RefreshTimeout()) continue;
+    const std::uint32_t ms = d->io->offload_timeout_ms();
+    if (encoder.has_backend())
+      HZ_INFO("hzram%u: offload_timeout_ms is now %u, the backend's watchdog %.0f ms",
+              d->io->device(), ms, WatchdogSeconds(ms) * 1e3);
+    else
+      HZ_INFO("hzram%u: offload_timeout_ms is now %u", d->io->device(), ms);
+  }
+}
 
+// Whether every running loop beat within half of @watchdog_ns; a late one
+// is named, once, and one that beats again too.
+bool LoopsAlive(const ServedList& served, std::int64_t now, std::int64_t watchdog_ns) {
+  bool alive = true;
+  for (const auto& d : served) {
+    if (d->done.load()) continue;
+    const std::int64_t quiet = now - d->stats.alive_ns.load(std::memory_order_relaxed);
+    if (quiet > watchdog_ns / 2) {
+      alive = false;
+      if (!d->stalled)
+        HZ_WARN("hzram%u: its loop made no progress for %.1f s: systemd's watchdog is not told "
+                "hzramd is alive",
+                d->io->device(), quiet / 1e9);
+      d->stalled = true;
+    } else if (d->stalled) {
+      d->stalled = false;
+      HZ_INFO("hzram%u: its loop makes progress again", d->io->device());
+    }
+  }
+  return alive;
+}
+
+// Supervise until every loop has ended: systemd's watchdog and STATUS=,
+// the devices' offload_timeout_ms, and the stop (SIGTERM, SIGINT, or a
+// loop that failed), which every loop is told of through @fds.stop.
+void Supervise(const ServedList& served, const BatchEncoder& encoder, const ControlFds& fds,
+               const Watchdog& watchdog) {
   bool stopping = false;
   auto stop = [&](const char* why) {
     if (stopping) return;
     stopping = true;
     HZ_INFO("%s: stopping", why);
     Notify("STOPPING=1\nSTATUS=stopping: committing the batches in hand");
-    const std::uint64_t one = 1;
-    if (write(stop_fd, &one, sizeof(one)) < 0) HZ_ERR("eventfd: %s", std::strerror(errno));
+    AddOne(fds.stop);
   };
   std::size_t running = served.size();
   std::int64_t last_status = MonotonicNs(), last_ping = 0, last_refresh = MonotonicNs();
-  // Each device's offload_timeout_ms again: the module lets it change,
-  // and the device's loop takes the new value for its next batches.
-  auto refresh = [&] {
-    for (const auto& d : served) {
-      if (d->done.load() || !d->io->RefreshTimeout()) continue;
-      const std::uint32_t ms = d->io->offload_timeout_ms();
-      if (encoder->has_backend())
-        HZ_INFO("hzram%u: offload_timeout_ms is now %u, the backend's watchdog %.0f ms",
-                d->io->device(), ms, WatchdogSeconds(ms) * 1e3);
-      else
-        HZ_INFO("hzram%u: offload_timeout_ms is now %u", d->io->device(), ms);
-    }
-  };
-  // WATCHDOG=1 if every running loop beat recently; a late one is named.
-  auto ping = [&](std::int64_t now) {
-    bool alive = true;
-    for (const auto& d : served) {
-      if (d->done.load()) continue;
-      const std::int64_t quiet = now - d->stats.alive_ns.load(std::memory_order_relaxed);
-      if (quiet > watchdog_ns / 2) {
-        alive = false;
-        if (!d->stalled)
-          HZ_WARN("hzram%u: its loop made no progress for %.1f s: systemd's watchdog is not told "
-                  "hzramd is alive",
-                  d->io->device(), quiet / 1e9);
-        d->stalled = true;
-      } else if (d->stalled) {
-        d->stalled = false;
-        HZ_INFO("hzram%u: its loop makes progress again", d->io->device());
-      }
-    }
-    if (!alive) return;
-    Notify("WATCHDOG=1");
-    last_ping = now;
-  };
   while (running) {
-    pollfd p[2] = {{sig_fd, POLLIN, 0}, {done_fd, POLLIN, 0}};
-    const int n = poll(p, 2, poll_ms);
+    pollfd p[2] = {{fds.sig, POLLIN, 0}, {fds.done, POLLIN, 0}};
+    const int n = poll(p, 2, watchdog.poll_ms);
     if (n < 0 && errno != EINTR) {
       HZ_ERR("poll: %s", std::strerror(errno));
       stop("poll failed");
       break;
     }
     const std::int64_t now = MonotonicNs();
-    if (watchdog && now - last_ping >= watchdog_ns / 4) ping(now);
+    if (watchdog.on && now - last_ping >= watchdog.ns / 4 && LoopsAlive(served, now, watchdog.ns)) {
+      Notify("WATCHDOG=1");
+      last_ping = now;
+    }
     if (now - last_refresh >= std::int64_t{kTimeoutRefreshMs} * 1000000) {
-      refresh();
+      RefreshTimeouts(served, encoder);
       last_refresh = now;
     }
     if (!stopping && now - last_status >= std::int64_t{kStatusIntervalMs} * 1000000) {
@@ -439,19 +480,23 @@ int RunDaemon(const Options& o, const Attacher& attach, const EncoderMaker& make
     }
     if (p[0].revents & POLLIN) {
       signalfd_siginfo si;
-      if (read(sig_fd, &si, sizeof(si)) == sizeof(si))
+      if (read(fds.sig, &si, sizeof(si)) == sizeof(si))
         stop(strsignal(static_cast<int>(si.ssi_signo)));
     }
     if (p[1].revents & POLLIN) {
       std::uint64_t ended = 0;
-      if (read(done_fd, &ended, sizeof(ended)) == sizeof(ended)) running -= ended;
+      if (read(fds.done, &ended, sizeof(ended)) == sizeof(ended)) running -= ended;
       // A device whose queue failed stops them all: the daemon exits 1
       // and systemd starts it again.
       for (const auto& d : served)
         if (d->done.load() && d->result) stop("a device's queue failed");
     }
   }
+}
 
+// The summary: each loop joined, its figures logged and its device
+// detached. Returns the exit status: 1 if a loop failed.
+int Summary(const ServedList& served) {
   int status = 0;
   for (auto& d : served) {
     d->thread.join();
@@ -471,6 +516,35 @@ int RunDaemon(const Options& o, const Attacher& attach, const EncoderMaker& make
     d->io.reset();  // detaches: the kernel takes back what is still held
   }
   return status;
+}
+
+}  // namespace
+
+int RunDaemon(const Options& o, const Attacher& attach, const EncoderMaker& make) {
+  SetLogLevel(o.log_level);
+  if (!StartUp(o)) return 1;
+  ControlFds fds;
+  if (!fds.Open()) return 1;
+
+  std::string error;
+  auto encoder = make ? make(o, &error) : MakeEncoder(o.backend, o.threads, &error);
+  if (!encoder) {
+    HZ_ERR("%s", error.c_str());
+    return 1;
+  }
+  HZ_INFO("encoder: %s", encoder->Describe().c_str());
+
+  ServedList served;
+  if (!AttachAll(o, attach, *encoder, fds.stop, &served)) return 1;
+  const Watchdog watchdog;
+  if (!StartLoops(served, *encoder, fds.done, watchdog.serve)) return 1;
+
+  std::string names;
+  for (unsigned device : o.devices)
+    names += (names.empty() ? "hzram" : ", hzram") + std::to_string(device);
+  Notify("READY=1\nSTATUS=serving " + names + " (" + encoder->Describe() + ")");
+  Supervise(served, *encoder, fds, watchdog);
+  return Summary(served);
 }
 
 }  // namespace hzramd

@@ -34,12 +34,17 @@ struct Completion {
 };
 
 // One attached device: its regions and its command queue. Commands are
-// queued, then sent by Submit(); their completions come from Wait().
+// queued, then sent by Submit(); their completions come from Wait(). One
+// thread drives the queue, the one that opened it (OpenQueue()).
 class DeviceIo {
  public:
   virtual ~DeviceIo() = default;
   virtual unsigned device() const = 0;
   virtual const Regions& regions() const = 0;
+  // Set up the command queue on the calling thread, which alone queues,
+  // submits and waits from then on; once, before anything is queued.
+  // Returns 0 or a negative errno. By default: nothing to set up.
+  virtual int OpenQueue() { return 0; }
   // Queue a HZRAM_CMD_FETCH, or a HZRAM_CMD_COMMIT of @batch at @seq.
   // Return 0 or a negative errno.
   virtual int QueueFetch() = 0;
@@ -138,7 +143,9 @@ using EncoderMaker =
 
 // The daemon: start-up (memory locking, I/O flusher, OOM score), signals,
 // the encoder (@make, MakeEncoder() by default), every device of @options
-// attached with @attach and served on a thread of its own, sd_notify
+// attached with @attach and served on a thread of its own, which opens
+// the device's queue (DeviceIo::OpenQueue(); a failure fails the start
+// as a failed attach does), sd_notify
 // (READY, STATUS, STOPPING, and WATCHDOG=1 while every device's loop is
 // alive, when systemd's watchdog is on), each device's offload_timeout_ms
 // read again about once a second (DeviceIo::RefreshTimeout; a change is

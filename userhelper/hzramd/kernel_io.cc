@@ -23,9 +23,9 @@ static_assert(sizeof(hzram_attach) == HZRAM_ATTACH_SIZE);
 static_assert(sizeof(hzram_batch_desc) == HZRAM_BATCH_DESC_SIZE);
 static_assert(sizeof(hzram_cmd) == HZRAM_CMD_SIZE);
 static_assert(sizeof(hzram_page_record) == HZRAM_PAGE_RECORD_SIZE);
-// The command's 16 bytes go in the last 16 of a 64-byte SQE (sqe->cmd).
-constexpr std::size_t kSqeCmdOffset = 48;
-static_assert(sizeof(io_uring_sqe) == 64 && offsetof(io_uring_sqe, addr3) == kSqeCmdOffset);
+// The command's 16 bytes fill sqe->cmd, the last 16 of a 64-byte SQE.
+static_assert(sizeof(io_uring_sqe) == 64 &&
+              offsetof(io_uring_sqe, cmd) + sizeof(hzram_cmd) == sizeof(io_uring_sqe));
 
 // user_data: the command in the low byte, the batch of a COMMIT above.
 enum Tag : std::uint64_t { kTagFetch = 1, kTagCommit = 2, kTagStop = 3 };
@@ -35,6 +35,7 @@ enum Tag : std::uint64_t { kTagFetch = 1, kTagCommit = 2, kTagStop = 3 };
 std::unique_ptr<DeviceIo> KernelIo::Attach(unsigned device, int stop_fd, AttachFailure* f) {
   std::unique_ptr<KernelIo> io(new KernelIo());
   io->device_ = device;
+  io->stop_fd_ = stop_fd;
   io->owned_ = true;
   io->fd_ = open(HZRAM_CONTROL_PATH, O_RDWR | O_CLOEXEC);
   if (io->fd_ < 0) {
@@ -88,10 +89,6 @@ std::unique_ptr<DeviceIo> KernelIo::Attach(unsigned device, int stop_fd, AttachF
             err == -EINVAL ? "not a time-out in 10..60000 ms" : std::strerror(-err),
             kDefaultOffloadTimeoutMs);
   io->regions_.offload_timeout_ms = io->timeout_.ms();
-  if (int err = io->Setup(stop_fd)) {
-    *f = {AttachFailure::kRing, -err, ""};
-    return nullptr;
-  }
   return io;
 }
 
@@ -101,12 +98,13 @@ std::unique_ptr<KernelIo> KernelIo::ForFile(int fd, const Regions& regions, unsi
   std::unique_ptr<KernelIo> io(new KernelIo(regions.offload_timeout_ms));
   io->device_ = device;
   io->fd_ = fd;
+  io->stop_fd_ = stop_fd;
   io->regions_ = regions;
   if (!timeout_path.empty()) {
     io->timeout_.Open(timeout_path);
     io->regions_.offload_timeout_ms = io->timeout_.ms();
   }
-  if ((*err = io->Setup(stop_fd))) return nullptr;
+  if ((*err = io->OpenQueue())) return nullptr;
   return io;
 }
 
@@ -164,19 +162,38 @@ KernelIo::RingSize KernelIo::RingSizeFor(std::uint32_t nr_batches) {
   return {std::min(cq, 4096u), cq};
 }
 
-int KernelIo::Setup(int stop_fd) {
+int KernelIo::InitRing(io_uring* ring, RingSize size, unsigned flags, unsigned* used) {
+  io_uring_params params{};
+  params.flags = IORING_SETUP_CQSIZE | flags;
+  params.cq_entries = size.cq_entries;
+  int err = io_uring_queue_init_params(size.sq_entries, ring, &params);
+  if (err == -EINVAL && flags) {
+    params = {};
+    params.flags = IORING_SETUP_CQSIZE;
+    params.cq_entries = size.cq_entries;
+    err = io_uring_queue_init_params(size.sq_entries, ring, &params);
+  }
+  if (err) return err;
+  *used = params.flags;
+  return 0;
+}
+
+int KernelIo::OpenQueue() {
+  if (ring_) return -EBUSY;
   // Room for a FETCH and a COMMIT per batch, and the stop's poll, among
   // the completions.
   if (regions_.info.nr_batches == 0 || regions_.info.nr_batches > kMaxBatches) return -EINVAL;
-  const RingSize size = RingSizeFor(regions_.info.nr_batches);
-  io_uring_params params{};
-  params.flags = IORING_SETUP_CQSIZE;
-  params.cq_entries = size.cq_entries;
-  if (int err = io_uring_queue_init_params(size.sq_entries, &uring_, &params)) return err;
+  if (int err = InitRing(&uring_, RingSizeFor(regions_.info.nr_batches), kRingFlags, &ring_flags_))
+    return err;
   ring_ = true;
-  if (stop_fd >= 0) {
+  if (!(ring_flags_ & IORING_SETUP_DEFER_TASKRUN))
+    HZ_DEBUG("hzram%u: io_uring without SINGLE_ISSUER and DEFER_TASKRUN (a kernel before 6.1)",
+             device_);
+  // The stop comes from another thread as a write to an eventfd, which
+  // this poll sees: never as a submission to this queue.
+  if (stop_fd_ >= 0) {
     io_uring_sqe* sqe = Sqe();
-    io_uring_prep_poll_add(sqe, stop_fd, POLLIN);
+    io_uring_prep_poll_add(sqe, stop_fd_, POLLIN);
     io_uring_sqe_set_data64(sqe, kTagStop);
   }
   return 0;
@@ -207,7 +224,7 @@ int KernelIo::QueueCmd(std::uint32_t op, const hzram_cmd& cmd, std::uint64_t use
   if (!sqe) return -EBUSY;
   io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd_, nullptr, 0, 0);
   sqe->cmd_op = op;
-  std::memcpy(reinterpret_cast<unsigned char*>(sqe) + kSqeCmdOffset, &cmd, sizeof(cmd));
+  std::memcpy(sqe->cmd, &cmd, sizeof(cmd));
   io_uring_sqe_set_data64(sqe, user_data);
   return 0;
 }
@@ -227,10 +244,15 @@ int KernelIo::Submit() {
 int KernelIo::Wait(std::span<Completion> out, int timeout_ms) {
   io_uring_cqe* cqe;
   int ret;
+  // With DEFER_TASKRUN, completions are posted only when this thread
+  // enters the kernel to wait for them (IORING_ENTER_GETEVENTS): the
+  // waits below do when nothing is posted yet; a look without waiting
+  // has to ask.
   if (timeout_ms < 0) {
     ret = io_uring_wait_cqe(&uring_, &cqe);
   } else if (timeout_ms == 0) {
-    ret = io_uring_peek_cqe(&uring_, &cqe);
+    ret = ring_flags_ & IORING_SETUP_DEFER_TASKRUN ? io_uring_get_events(&uring_) : 0;
+    if (ret == 0) ret = io_uring_peek_cqe(&uring_, &cqe);
   } else {
     __kernel_timespec ts{timeout_ms / 1000, (timeout_ms % 1000) * 1000000ll};
     ret = io_uring_wait_cqe_timeout(&uring_, &cqe, &ts);

@@ -48,11 +48,12 @@ class OffloadTimeout {
 
 class KernelIo final : public DeviceIo {
  public:
-  // Open HZRAM_CONTROL_PATH, attach device @device, map its regions and
-  // set up its queue; a poll of @stop_fd (if >= 0) is queued with it. Its
-  // offload_timeout_ms is read from sysfs (the module's default, with a
-  // warning, if it cannot be), and again by RefreshTimeout(). nullptr and
-  // *failure on failure. An Attacher.
+  // Open HZRAM_CONTROL_PATH, attach device @device and map its regions;
+  // its queue, with a poll of @stop_fd (if >= 0), is set up by
+  // OpenQueue() on the thread that drives it. Its offload_timeout_ms is
+  // read from sysfs (the module's default, with a warning, if it cannot
+  // be), and again by RefreshTimeout(). nullptr and *failure on failure.
+  // An Attacher.
   static std::unique_ptr<DeviceIo> Attach(unsigned device, int stop_fd, AttachFailure* failure);
 
   // The io_uring queue of a device of @nr_batches batches (1..
@@ -64,30 +65,49 @@ class KernelIo final : public DeviceIo {
   };
   static RingSize RingSizeFor(std::uint32_t nr_batches);
 
+  // The setup flags a queue asks for: one thread submits and waits
+  // (SINGLE_ISSUER), and completions are run when it waits
+  // (DEFER_TASKRUN), both since 6.1.
+  static constexpr unsigned kRingFlags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+
+  // Set up @ring for @size (IORING_SETUP_CQSIZE) with @flags on the
+  // calling thread; where the kernel refuses them (-EINVAL: before 6.1),
+  // without. Returns 0 and *used, the setup flags the ring has, or a
+  // negative errno.
+  static int InitRing(io_uring* ring, RingSize size, unsigned flags, unsigned* used);
+
   // A queue of commands on @fd, any open file (the tests use one that
   // answers every command with -EOPNOTSUPP), with @regions; none of them
-  // is owned. Its offload_timeout_ms is regions.offload_timeout_ms, or
-  // read from @timeout_path (if not empty) as Attach() reads the
-  // attribute. nullptr and *err (a negative errno) on failure.
+  // is owned. The queue is set up at once, as OpenQueue() would: the
+  // calling thread drives it. Its offload_timeout_ms is
+  // regions.offload_timeout_ms, or read from @timeout_path (if not empty)
+  // as Attach() reads the attribute. nullptr and *err (a negative errno)
+  // on failure.
   static std::unique_ptr<KernelIo> ForFile(int fd, const Regions& regions, unsigned device,
                                            int stop_fd, int* err,
                                            const std::string& timeout_path = "");
 
-  // Unmaps the regions and closes the control fd, then the queue.
+  // Detaches, unmaps the regions and closes the control fd, then the
+  // queue; any thread may, once the one that drove the queue is done.
   ~KernelIo() override;
 
   unsigned device() const override { return device_; }
   const Regions& regions() const override { return regions_; }
+  // Set up the io_uring queue (InitRing() with kRingFlags) and queue the
+  // stop's poll: the calling thread is the one that submits and waits
+  // from now on. 0, or a negative errno (AttachFailure::kRing).
+  int OpenQueue() override;
   int QueueFetch() override;
   int QueueCommit(std::uint32_t batch, std::uint64_t seq) override;
   int Submit() override;
   int Wait(std::span<Completion> out, int timeout_ms) override;
   std::uint32_t offload_timeout_ms() const override { return timeout_.ms(); }
   bool RefreshTimeout() override;
+  // The setup flags of its queue (0 before OpenQueue()).
+  unsigned ring_flags() const { return ring_flags_; }
 
  private:
   explicit KernelIo(std::uint32_t timeout_ms = kDefaultOffloadTimeoutMs) : timeout_(timeout_ms) {}
-  int Setup(int stop_fd);
   io_uring_sqe* Sqe();
   int QueueCmd(std::uint32_t op, const hzram_cmd& cmd, std::uint64_t user_data);
 
@@ -95,8 +115,10 @@ class KernelIo final : public DeviceIo {
   Regions regions_;
   OffloadTimeout timeout_;
   int fd_ = -1;
+  int stop_fd_ = -1;
   bool owned_ = false;  // fd_ and the mappings are ours
   bool ring_ = false;
+  unsigned ring_flags_ = 0;
   io_uring uring_{};
 };
 

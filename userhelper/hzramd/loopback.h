@@ -9,6 +9,7 @@
 #define HZRAMD_LOOPBACK_H
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,9 +32,14 @@ class LoopbackIo final : public DeviceIo {
 
   // Hand out the pages again, from the first.
   void Rewind();
-  // Check every committed batch's records against its pages (decoding
-  // LZ4 with liblz4); pages that do not match are counted in bad_pages().
-  void set_verify(bool verify) { verify_ = verify; }
+  // Check every committed batch's records against its pages, decoding
+  // LZ4 with liblz4 (loopback.cc: the tests link it, hzramd does not);
+  // a batch with a page that does not match is answered -EBADMSG, the
+  // page counted in bad_pages().
+  void set_verify(bool verify);
+  // The same check with @decoder's Decode() (nullptr: none): hzramd
+  // --bench, which checks the pipeline with its own decoder.
+  void set_decoder(BatchEncoder* decoder);
   std::uint64_t bad_pages() const { return bad_pages_; }
   std::uint64_t committed_pages() const { return committed_pages_; }
   std::size_t pages() const { return pages_; }
@@ -53,6 +59,7 @@ class LoopbackIo final : public DeviceIo {
   bool Allocated() const { return ro_ && rw_; }
   hzram_batch_desc* desc(std::uint32_t b) { return reinterpret_cast<hzram_batch_desc*>(ro_) + b; }
   bool Verify(std::uint32_t batch);
+  bool Decode(std::uint32_t batch, BatchEncoder& decoder);
 
   Regions regions_;
   std::uint8_t* ro_ = nullptr;  // regions_.ro, writable here
@@ -63,9 +70,11 @@ class LoopbackIo final : public DeviceIo {
   std::vector<bool> held_;           // handed out, not committed
   std::vector<Completion> answers_;  // commits answered, not yet waited for
   std::size_t fetches_ = 0;          // FETCHes queued
-  bool verify_ = false;
+  std::function<bool(std::uint32_t batch)> check_;  // of each commit; none if empty
   std::uint64_t bad_pages_ = 0, committed_pages_ = 0;
-  std::vector<std::uint8_t> scratch_;
+  std::vector<std::uint8_t> scratch_;               // Verify()'s page
+  std::vector<std::uint8_t> decoded_;               // Decode()'s batch
+  std::vector<int> status_;
 };
 
 }  // namespace hzramd

@@ -80,7 +80,7 @@ std::string UsageText() {
          "  --log-level L   error, warn, info (default) or debug\n"
          "  --no-mlock      do not lock the daemon's memory (tests, unprivileged runs)\n"
          "  --bench FILE    run the batch pipeline on FILE's 4 KiB pages, without the\n"
-         "                  module, and compare with liblz4 on one thread\n"
+         "                  module: its speed and CPU time per GiB\n"
          "  --batch-pages N pages per batch for --bench (1..4096, default 1024)\n"
          "  --seconds S     how long --bench measures each figure (default 3)\n"
          "  --json FILE     --bench also writes its figures to FILE\n";
@@ -95,122 +95,129 @@ std::string VersionText() {
   return s + ")\n";
 }
 
+namespace {
+
+enum {
+  kOptNoMlock = 256,
+  kOptDevice,
+  kOptThreads,
+  kOptBackend,
+  kOptLogLevel,
+  kOptBench,
+  kOptBatchPages,
+  kOptSeconds,
+  kOptJson,
+};
+const option kLongOptions[] = {
+    {"help", no_argument, nullptr, 'h'},
+    {"version", no_argument, nullptr, 'V'},
+    {"no-mlock", no_argument, nullptr, kOptNoMlock},
+    {"device", required_argument, nullptr, kOptDevice},
+    {"threads", required_argument, nullptr, kOptThreads},
+    {"backend", required_argument, nullptr, kOptBackend},
+    {"log-level", required_argument, nullptr, kOptLogLevel},
+    {"bench", required_argument, nullptr, kOptBench},
+    {"batch-pages", required_argument, nullptr, kOptBatchPages},
+    {"seconds", required_argument, nullptr, kOptSeconds},
+    {"json", required_argument, nullptr, kOptJson},
+    {nullptr, 0, nullptr, 0},
+};
+
+// The options given that keep their default's value in Options.
+struct Given {
+  bool batch_pages = false, seconds = false;
+};
+
+// The option walk: option @id (kLongOptions) with @value into @o, or
+// false and *why for a bad value.
+bool TakeOption(int id, const std::string& value, Options* o, Given* given, std::string* why) {
+  auto bad = [&](const char* what) {
+    *why = "bad value '" + value + "' for --" + LongName(kLongOptions, id) + ": " + what;
+    return false;
+  };
+  unsigned long v;
+  switch (id) {
+    case kOptNoMlock:
+      o->mlock = false;
+      break;
+    case kOptDevice: {
+      std::string_view rest = value;
+      for (;;) {
+        const auto comma = rest.find(',');
+        if (!hzram::ParseDecimal<unsigned long>(rest.substr(0, comma), 0, HZRAM_MAX_DEVICES - 1,
+                                                &v))
+          return bad("device numbers are 0 to 255, as a list N,N,...");
+        for (unsigned d : o->devices)
+          if (d == v) return bad("device given twice");
+        o->devices.push_back(static_cast<unsigned>(v));
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+      }
+      break;
+    }
+    case kOptThreads:
+      if (!hzram::ParseDecimal<unsigned long>(value, 1, 1024, &v)) return bad("1 to 1024 threads");
+      o->threads = static_cast<unsigned>(v);
+      break;
+    case kOptBackend:
+      if (!Lookup(kBackends, value, &o->backend)) return bad("cpu, gpu, hybrid or auto");
+      break;
+    case kOptLogLevel:
+      if (!Lookup(kLogLevels, value, &o->log_level)) return bad("error, warn, info or debug");
+      break;
+    case kOptBench:
+      if (value.empty()) return bad("a file of 4 KiB pages");
+      o->bench = value;
+      break;
+    case kOptBatchPages:
+      if (!hzram::ParseDecimal<unsigned long>(value, 1, 4096, &v)) return bad("1 to 4096 pages");
+      o->batch_pages = v;
+      given->batch_pages = true;
+      break;
+    case kOptSeconds:
+      if (!ParseSeconds(value, &o->seconds)) return bad("seconds, more than 0, at most 3600");
+      given->seconds = true;
+      break;
+    case kOptJson:
+      if (value.empty()) return bad("a file name");
+      o->json = value;
+      break;
+  }
+  return true;
+}
+
+// The option check: the options of a daemon or of --bench, not both.
+// Returns what is wrong, or "".
+std::string CheckOptions(const Options& o, const Given& given) {
+  if (!o.bench.empty())
+    return o.devices.empty() ? "" : "--bench runs without devices: drop --device";
+  const char* bench_only = given.batch_pages ? "--batch-pages"
+                           : given.seconds   ? "--seconds"
+                           : !o.json.empty() ? "--json"
+                                             : nullptr;
+  if (bench_only) return std::string(bench_only) + " is an option of --bench";
+  if (o.devices.empty()) return "no device to serve: give --device N";
+  return "";
+}
+
+}  // namespace
+
 ParseResult ParseOptions(int argc, const char* const* argv, Options* o, std::string* error) {
-  enum {
-    kOptNoMlock = 256,
-    kOptDevice,
-    kOptThreads,
-    kOptBackend,
-    kOptLogLevel,
-    kOptBench,
-    kOptBatchPages,
-    kOptSeconds,
-    kOptJson,
-  };
-  static const option kLongOptions[] = {
-      {"help", no_argument, nullptr, 'h'},
-      {"version", no_argument, nullptr, 'V'},
-      {"no-mlock", no_argument, nullptr, kOptNoMlock},
-      {"device", required_argument, nullptr, kOptDevice},
-      {"threads", required_argument, nullptr, kOptThreads},
-      {"backend", required_argument, nullptr, kOptBackend},
-      {"log-level", required_argument, nullptr, kOptLogLevel},
-      {"bench", required_argument, nullptr, kOptBench},
-      {"batch-pages", required_argument, nullptr, kOptBatchPages},
-      {"seconds", required_argument, nullptr, kOptSeconds},
-      {"json", required_argument, nullptr, kOptJson},
-      {nullptr, 0, nullptr, 0},
-  };
   *o = Options();
-  bool given_batch = false, given_seconds = false;
+  Given given;
   ParseResult result = ParseResult::kRun;
   *error = hzram::WalkOptions(argc, argv, "hV", kLongOptions, false,
-                              [&](int c, const char* optval, std::string* why) {
-    const std::string value = optval ? optval : "";
-    auto bad = [&](const char* what) {
-      *why = "bad value '" + value + "' for --" + LongName(kLongOptions, c) + ": " + what;
-      return false;
-    };
-    unsigned long v;
-    switch (c) {
-      case 'h':
-        result = ParseResult::kHelp;
-        return false;
-      case 'V':
-        result = ParseResult::kVersion;
-        return false;
-      case kOptNoMlock:
-        o->mlock = false;
-        break;
-      case kOptDevice: {
-        std::string_view rest = value;
-        for (;;) {
-          const auto comma = rest.find(',');
-          if (!hzram::ParseDecimal<unsigned long>(rest.substr(0, comma), 0,
-                                                  HZRAM_MAX_DEVICES - 1, &v))
-            return bad("device numbers are 0 to 255, as a list N,N,...");
-          for (unsigned d : o->devices)
-            if (d == v) return bad("device given twice");
-          o->devices.push_back(static_cast<unsigned>(v));
-          if (comma == std::string_view::npos) break;
-          rest.remove_prefix(comma + 1);
-        }
-        break;
-      }
-      case kOptThreads:
-        if (!hzram::ParseDecimal<unsigned long>(value, 1, 1024, &v)) return bad("1 to 1024 threads");
-        o->threads = static_cast<unsigned>(v);
-        break;
-      case kOptBackend:
-        if (!Lookup(kBackends, value, &o->backend)) return bad("cpu, gpu, hybrid or auto");
-        break;
-      case kOptLogLevel:
-        if (!Lookup(kLogLevels, value, &o->log_level)) return bad("error, warn, info or debug");
-        break;
-      case kOptBench:
-        if (value.empty()) return bad("a file of 4 KiB pages");
-        o->bench = value;
-        break;
-      case kOptBatchPages:
-        if (!hzram::ParseDecimal<unsigned long>(value, 1, 4096, &v)) return bad("1 to 4096 pages");
-        o->batch_pages = v;
-        given_batch = true;
-        break;
-      case kOptSeconds:
-        if (!ParseSeconds(value, &o->seconds)) return bad("seconds, more than 0, at most 3600");
-        given_seconds = true;
-        break;
-      case kOptJson:
-        if (value.empty()) return bad("a file name");
-        o->json = value;
-        break;
-    }
-    return true;
-  });
+                              [&](int id, const char* value, std::string* why) {
+                                if (id == 'h' || id == 'V') {
+                                  result = id == 'h' ? ParseResult::kHelp : ParseResult::kVersion;
+                                  return false;
+                                }
+                                return TakeOption(id, value ? value : "", o, &given, why);
+                              });
   if (!error->empty()) return ParseResult::kUsage;
   if (result != ParseResult::kRun) return result;
-
-  if (o->bench.empty()) {
-    const char* bench_only = nullptr;
-    if (given_batch)
-      bench_only = "--batch-pages";
-    else if (given_seconds)
-      bench_only = "--seconds";
-    else if (!o->json.empty())
-      bench_only = "--json";
-    if (bench_only) {
-      *error = std::string(bench_only) + " is an option of --bench";
-      return ParseResult::kUsage;
-    }
-    if (o->devices.empty()) {
-      *error = "no device to serve: give --device N";
-      return ParseResult::kUsage;
-    }
-  } else if (!o->devices.empty()) {
-    *error = "--bench runs without devices: drop --device";
-    return ParseResult::kUsage;
-  }
-  return ParseResult::kRun;
+  *error = CheckOptions(*o, given);
+  return error->empty() ? ParseResult::kRun : ParseResult::kUsage;
 }
 
 }  // namespace hzramd

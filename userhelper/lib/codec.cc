@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "page_codec_isa.h"
 #include "thread_pool.h"
 
 namespace hzram {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "hybrid_model.h"
 #include "hzram/backend.h"
 
 namespace hzram {
@@ -30,6 +31,7 @@ HybridCodec::HybridCodec(Codec* cpu, AsyncBackend* backend, Split split)
     : cpu_(cpu),
       backend_(backend),
       split_(split),
+      model_(std::make_unique<HybridModel>()),
       records_(cpu->max_batch()),
       rebased_(cpu->max_batch()) {
   if (backend_) {
@@ -38,6 +40,8 @@ HybridCodec::HybridCodec(Codec* cpu, AsyncBackend* backend, Split split)
     part_timing_.resize(slots);
   }
 }
+
+HybridCodec::~HybridCodec() = default;
 
 void HybridCodec::Refused(int err) {
   refusals_++;
@@ -65,13 +69,13 @@ void HybridCodec::BackendFailed() {
   if (backend_why_.empty()) backend_why_ = "it failed without a reason";
 }
 
-std::size_t HybridCodec::Share(const Rates& r, std::size_t n) const {
+std::size_t HybridCodec::Share(const HybridRates& r, std::size_t n) const {
   if (!backend_enabled()) return 0;
   const std::size_t most = backend_->max_batch() * std::max(1u, backend_->max_in_flight());
   return std::min(split_ == Split::kBackendFirst ? n : BackendShare(r, n), most);
 }
 
-std::size_t HybridCodec::ShareNow(const Rates& r, std::size_t n) {
+std::size_t HybridCodec::ShareNow(const HybridRates& r, std::size_t n) {
   const std::size_t g = Share(r, n);
   if (g && has_deadline_ && Clock::now() > latest_start_) {
     late_starts_++;
@@ -80,7 +84,7 @@ std::size_t HybridCodec::ShareNow(const Rates& r, std::size_t n) {
   return g;
 }
 
-std::size_t HybridCodec::BackendShare(const Rates& r, std::size_t n) {
+std::size_t BackendShare(const HybridRates& r, std::size_t n) {
   if (r.cpu_pages_per_s <= 0 || r.backend_pages_per_s <= 0 || n == 0) return 0;
   // Both finish together: t0 + g / Rb = (n - g) / Rc. The host copies
   // (h a page) come on top, on the calling thread: the batch takes
@@ -94,8 +98,8 @@ std::size_t HybridCodec::BackendShare(const Rates& r, std::size_t n) {
   return split < n / rc ? share : 0;
 }
 
-void HybridCodec::Update(Rates& r, std::size_t cpu_pages, double cpu_s, std::size_t backend_pages,
-                         const BatchTiming& backend) {
+void HybridCodec::Update(HybridRates& r, std::size_t cpu_pages, double cpu_s,
+                         std::size_t backend_pages, const BatchTiming& backend) {
   auto blend = [](double& v, double x) { v = v > 0 ? (1 - kAlpha) * v + kAlpha * x : x; };
   if (cpu_pages >= 16 && cpu_s > 0) blend(r.cpu_pages_per_s, cpu_pages / cpu_s);
   if (backend_pages == 0) return;
@@ -113,44 +117,74 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// Calibration runs of each kind, after one that warms up.
+constexpr int kRuns = 5;
 
 }  // namespace
+
+// A direction's calibration runs on the backend, per batch size: the
+// times, in seconds, of the device, of the host copies and of the copies
+// to and from the device; and the largest batches' timings.
+struct HybridCodec::Samples {
+  std::vector<double> device[3], host[3], copies[3];
+  std::vector<BatchTiming> largest;
+};
 
 int HybridCodec::Calibrate(const PageList& sample_in) {
   const std::size_t n = std::min(sample_in.size(), cpu_->max_batch());
   if (n < 2) return -EINVAL;
   const PageList sample = sample_in.Sub(0, n);
-  std::vector<hzram_page_record> rec(n);
-  std::vector<std::uint8_t> arena(Codec::ArenaBytes(n)), out(n * kPageSize);
+  std::vector<std::uint8_t> out(n * kPageSize);
   std::vector<int> status(n);
+  if (int ret = CalibrateCpu(sample, MutablePageList(out.data(), n), status)) return ret;
+  if (!backend_enabled()) return 0;
 
+  // The backend: batches of 1, m / 2 and m pages, several runs each; a
+  // line through the medians of its device time gives its cost per page
+  // and per batch, bounded (see HybridRates).
+  const std::size_t m = std::min(n, backend_->max_batch());
+  const std::size_t sizes[3] = {1, std::max<std::size_t>(1, m / 2), m};
+  Samples sc, sd;
+  if (SampleBackend(sample, sizes, MutablePageList(out.data(), n), status, &sc, &sd) < 0)
+    return BackendFailed(), 0;
+  Fit(sizes, sc, &model_->compress);
+  Fit(sizes, sd, &model_->decompress);
+  double h2d_ms = 0, d2h_ms = 0, h2d_b = 0, d2h_b = 0;
+  for (const auto* v : {&sc.largest, &sd.largest})
+    for (const auto& t : *v)
+      h2d_ms += t.h2d_ms, d2h_ms += t.d2h_ms, h2d_b += t.h2d_bytes, d2h_b += t.d2h_bytes;
+  if (h2d_ms > 0) model_->link.h2d_bytes_per_s = h2d_b / (h2d_ms / 1e3);
+  if (d2h_ms > 0) model_->link.d2h_bytes_per_s = d2h_b / (d2h_ms / 1e3);
+  return 0;
+}
+
+int HybridCodec::CalibrateCpu(const PageList& sample, const MutablePageList& out,
+                              std::span<int> status) {
   // The CPU, warm: the median of several runs.
-  constexpr int kRuns = 5;
+  const std::size_t n = sample.size();
+  std::vector<hzram_page_record> rec(n);
+  std::vector<std::uint8_t> arena(Codec::ArenaBytes(n));
   std::vector<double> cs, ds;
   for (int pass = 0; pass < kRuns + 1; pass++) {
     auto t = Clock::now();
     if (int ret = cpu_->Compress(sample, rec, arena)) return ret;
     const double c = Since(t);
     t = Clock::now();
-    if (cpu_->Decompress(rec, arena, MutablePageList(out.data(), n), status) < 0) return -EINVAL;
+    if (cpu_->Decompress(rec, arena, out, status) < 0) return -EINVAL;
     const double d = Since(t);
     if (pass) cs.push_back(c), ds.push_back(d);  // the first run warms up
   }
-  comp_.cpu_pages_per_s = n / Median(cs);
-  decomp_.cpu_pages_per_s = n / Median(ds);
-  if (!backend_enabled()) return 0;
+  model_->compress.cpu_pages_per_s = n / Median(cs);
+  model_->decompress.cpu_pages_per_s = n / Median(ds);
+  return 0;
+}
 
-  // The backend: batches of 1, m / 2 and m pages, several runs each; a
-  // line through the medians of its device time gives its cost per page
-  // and per batch, bounded (see Rates).
-  const std::size_t m = std::min(n, backend_->max_batch());
-  const std::size_t sizes[3] = {1, std::max<std::size_t>(1, m / 2), m};
+int HybridCodec::SampleBackend(const PageList& sample, const std::size_t (&sizes)[3],
+                               const MutablePageList& out, std::span<int> status, Samples* sc,
+                               Samples* sd) {
+  const std::size_t m = sizes[2];
   std::vector<hzram_page_record> brec(m);
   std::vector<std::uint8_t> barena(Codec::ArenaBytes(m));
-  struct Samples {
-    std::vector<double> device[3], host[3], copies[3];
-  } sc, sd;
-  std::vector<BatchTiming> largest_c, largest_d;
   auto wait = [&](int ticket, BatchTiming* t) {
     if (ticket < 0) {
       refusals_++;
@@ -179,57 +213,59 @@ int HybridCodec::Calibrate(const PageList& sample_in) {
     for (int k = 0; k < 3; k++) {
       const std::size_t count = sizes[k];
       BatchTiming tc, td;
-      if (wait(backend_->SubmitCompress(sample.Sub(0, count), std::span(brec.data(), count),
-                                        std::span(barena.data(), Codec::ArenaBytes(count))),
-               &tc) < 0)
-        return BackendFailed(), 0;
-      if (wait(backend_->SubmitDecompress(std::span(brec.data(), count),
-                                          std::span(barena.data(), Codec::ArenaBytes(count)),
-                                          MutablePageList(out.data(), count),
-                                          std::span(status.data(), count)),
-               &td) < 0)
-        return BackendFailed(), 0;
+      int ret = wait(backend_->SubmitCompress(sample.Sub(0, count), std::span(brec.data(), count),
+                                              std::span(barena.data(), Codec::ArenaBytes(count))),
+                     &tc);
+      if (ret >= 0)
+        ret = wait(backend_->SubmitDecompress(std::span(brec.data(), count),
+                                              std::span(barena.data(), Codec::ArenaBytes(count)),
+                                              out.Sub(0, count), status.first(count)),
+                   &td);
+      if (ret < 0) return ret;
       if (pass == 0) continue;  // warm-up
-      add(sc, k, tc);
-      add(sd, k, td);
-      if (k == 2) largest_c.push_back(tc), largest_d.push_back(td);
+      add(*sc, k, tc);
+      add(*sd, k, td);
+      if (k == 2) sc->largest.push_back(tc), sd->largest.push_back(td);
     }
   }
-  auto fit = [&](Rates& r, const Samples& s) {
-    double x[3], y[3], mx = 0, my = 0;
-    for (int k = 0; k < 3; k++) {
-      x[k] = static_cast<double>(sizes[k]);
-      y[k] = Median(s.device[k]);
-      mx += x[k] / 3;
-      my += y[k] / 3;
-    }
-    double sxy = 0, sxx = 0;
-    for (int k = 0; k < 3; k++) sxy += (x[k] - mx) * (y[k] - my), sxx += (x[k] - mx) * (x[k] - mx);
-    const double slope = sxx > 0 ? sxy / sxx : y[2] / x[2];
-    // Bounds: no less than the largest batch's copies per page, no more
-    // than its whole time per page.
-    const double lo = Median(s.copies[2]) / x[2], hi = y[2] / x[2];
-    const double per_page = std::max(1e-12, std::clamp(slope, std::min(lo, hi), hi));
-    r.backend_pages_per_s = 1 / per_page;
-    r.backend_fixed_s = std::max(0.0, y[2] - per_page * x[2]);
-    r.backend_host_s_per_page = Median(s.host[2]) / x[2];
-  };
-  fit(comp_, sc);
-  fit(decomp_, sd);
-  double h2d_ms = 0, d2h_ms = 0, h2d_b = 0, d2h_b = 0;
-  for (const auto* v : {&largest_c, &largest_d})
-    for (const auto& t : *v)
-      h2d_ms += t.h2d_ms, d2h_ms += t.d2h_ms, h2d_b += t.h2d_bytes, d2h_b += t.d2h_bytes;
-  if (h2d_ms > 0) link_.h2d_bytes_per_s = h2d_b / (h2d_ms / 1e3);
-  if (d2h_ms > 0) link_.d2h_bytes_per_s = d2h_b / (d2h_ms / 1e3);
   return 0;
 }
 
-int HybridCodec::SubmitParts(std::size_t g, bool compress, const PageList* pages,
-                             std::span<hzram_page_record> records, std::span<std::uint8_t> arena,
-                             std::span<const hzram_page_record> drecords,
-                             std::span<const std::uint8_t> darena, const MutablePageList* dpages,
-                             std::span<int> status) {
+void HybridCodec::Fit(const std::size_t (&sizes)[3], const Samples& s, HybridRates* r) {
+  double x[3], y[3], mx = 0, my = 0;
+  for (int k = 0; k < 3; k++) {
+    x[k] = static_cast<double>(sizes[k]);
+    y[k] = Median(s.device[k]);
+    mx += x[k] / 3;
+    my += y[k] / 3;
+  }
+  double sxy = 0, sxx = 0;
+  for (int k = 0; k < 3; k++) sxy += (x[k] - mx) * (y[k] - my), sxx += (x[k] - mx) * (x[k] - mx);
+  const double slope = sxx > 0 ? sxy / sxx : y[2] / x[2];
+  // Bounds: no less than the largest batch's copies per page, no more
+  // than its whole time per page.
+  const double lo = Median(s.copies[2]) / x[2], hi = y[2] / x[2];
+  const double per_page = std::max(1e-12, std::clamp(slope, std::min(lo, hi), hi));
+  r->backend_pages_per_s = 1 / per_page;
+  r->backend_fixed_s = std::max(0.0, y[2] - per_page * x[2]);
+  r->backend_host_s_per_page = Median(s.host[2]) / x[2];
+}
+
+// The batch whose backend share SubmitParts() submits: a compression's
+// pages, records and arena, or a decompression's records (the codec's own
+// copy), arena, pages and statuses.
+struct HybridCodec::Batch {
+  const PageList* pages = nullptr;  // null for a decompression
+  std::span<hzram_page_record> records = {};
+  std::span<std::uint8_t> arena = {};
+  std::span<const hzram_page_record> drecords = {};
+  std::span<const std::uint8_t> darena = {};
+  const MutablePageList* dpages = nullptr;
+  std::span<int> status = {};
+};
+
+int HybridCodec::SubmitParts(std::size_t g, const Batch& batch) {
+  const auto& [pages, records, arena, drecords, darena, dpages, status] = batch;
   parts_.clear();
   // As many parts as may be in flight, none under kMinSubBatch pages
   // unless the share is, none over the backend's max_batch.
@@ -241,7 +277,7 @@ int HybridCodec::SubmitParts(std::size_t g, bool compress, const PageList* pages
   for (std::size_t j = 0; j < k; j++) {
     const std::size_t n = std::min(max, g * (j + 1) / k - first);
     int ticket;
-    if (compress) {
+    if (pages) {
       ticket = backend_->SubmitCompress(pages->Sub(first, n), records.subspan(first, n),
                                         arena.subspan(Codec::ArenaBytes(first), Codec::ArenaBytes(n)));
     } else {
@@ -351,12 +387,12 @@ int HybridCodec::Compress(const PageList& pages, std::span<hzram_page_record> re
   const std::size_t n = pages.size();
   if (n > cpu_->max_batch() || records.size() < n || arena.size() < Codec::ArenaBytes(n))
     return -EINVAL;
-  std::size_t g = ShareNow(comp_, n);
+  std::size_t g = ShareNow(model_->compress, n);
 
   // The backend's share is pages [0, g) in arena [0, g pages), part by
   // part; the CPU's the rest, its offsets moved past the backend's part.
   parts_.clear();
-  if (g) g = SubmitParts(g, true, &pages, records, arena, {}, {}, nullptr, {});
+  if (g) g = SubmitParts(g, {.pages = &pages, .records = records, .arena = arena});
   const auto t = Clock::now();
   int ret = g < n ? cpu_->Compress(pages.Sub(g, n - g), records.subspan(g, n - g),
                                    arena.subspan(Codec::ArenaBytes(g)))
@@ -382,7 +418,7 @@ int HybridCodec::Compress(const PageList& pages, std::span<hzram_page_record> re
   for (const auto& p : parts_)
     for (std::size_t i = p.first; i < p.first + p.n; i++)
       if (HasData(records[i])) records[i].value += Codec::ArenaBytes(p.first);
-  Update(comp_, n - g, cpu_s, g, timing);
+  Update(model_->compress, n - g, cpu_s, g, timing);
   Count(n, g);
   return 0;
 }
@@ -395,10 +431,11 @@ int HybridCodec::Decompress(std::span<const hzram_page_record> shared,
   // The records, once: both shares, the rebasing and a redo use this copy.
   for (std::size_t i = 0; i < n; i++) records_[i] = LoadRecord(shared[i]);
   const std::span<const hzram_page_record> records(records_.data(), n);
-  std::size_t g = ShareNow(decomp_, n);
+  std::size_t g = ShareNow(model_->decompress, n);
 
   parts_.clear();
-  if (g) g = SubmitParts(g, false, nullptr, {}, {}, records, arena, &pages, status);
+  if (g)
+    g = SubmitParts(g, {.drecords = records, .darena = arena, .dpages = &pages, .status = status});
   const auto t = Clock::now();
   int failed = g < n ? cpu_->Decompress(records.subspan(g), arena, pages.Sub(g, n - g),
                                         status.subspan(g))
@@ -417,7 +454,7 @@ int HybridCodec::Decompress(std::span<const hzram_page_record> shared,
     return failed + redo;
   }
   failed += waited;
-  Update(decomp_, n - g, cpu_s, g, timing);
+  Update(model_->decompress, n - g, cpu_s, g, timing);
   Count(n, g);
   return failed;
 }

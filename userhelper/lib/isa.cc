@@ -13,6 +13,7 @@
 
 #include "hzram/page_codec.h"
 #include "hzram/pages.h"
+#include "page_codec_isa.h"
 
 namespace hzram {
 

@@ -18,6 +18,7 @@
 #define HZRAM_UAPI_INLINE __host__ __device__ static inline
 
 #include "../thread_pool.h"
+#include "gpu_testing.h"
 #include "hzram/gpu_codec.h"
 #include "kernels.cuh"
 
@@ -79,7 +80,7 @@ struct GpuCodec::Impl {
     // The batch in it.
     Op op = Op::kNone;
     int ticket = -1;
-    std::uint64_t number = 0;  // a compression's, from 1 (the test hooks)
+    std::uint64_t number = 0;  // a compression's, from 1 (for the faults)
     std::size_t n = 0;
     std::span<hzram_page_record> out_records;
     std::span<std::uint8_t> out_arena;
@@ -95,6 +96,7 @@ struct GpuCodec::Impl {
   };
 
   GpuOptions options;
+  GpuFaults faults;  // none but in the tests (GpuCodecTestPeer)
   cudaDeviceProp prop{};
   std::vector<Slot> slots;
   std::unique_ptr<ThreadPool> pool;  // the staging threads
@@ -114,6 +116,19 @@ struct GpuCodec::Impl {
   bool abandoned = false;
   std::string why;
   GpuStats stats;
+
+  // GpuCodec::Create(), with @faults.
+  static std::unique_ptr<GpuCodec> Create(const GpuOptions& options, const GpuFaults& faults,
+                                          int* err, std::string* why);
+  // Its steps once the device is selected, in order; each returns 0 or
+  // -errno and leaves the reason in why. The kernels' shared memory and
+  // grids (as many blocks as are resident at once); the staging threads;
+  // each slot's stream, events and buffers; a test batch of one page,
+  // which must come back whole.
+  int SetUpKernels();
+  int StartStagingThreads();
+  int AllocateSlots();
+  int RunTestBatch(GpuCodec* codec);
 
   // Mark the codec failed: every later call fails with -EIO.
   int Fail(const std::string& reason) {
@@ -288,13 +303,123 @@ GpuCodec::~GpuCodec() {
 }
 
 std::unique_ptr<GpuCodec> GpuCodec::Create(const GpuOptions& options, int* err, std::string* why) {
+  return Impl::Create(options, GpuFaults(), err, why);
+}
+
+std::unique_ptr<GpuCodec> GpuCodecTestPeer::Create(const GpuOptions& options,
+                                                   const GpuFaults& faults, int* err,
+                                                   std::string* why) {
+  return GpuCodec::Impl::Create(options, faults, err, why);
+}
+
+int GpuCodec::Impl::SetUpKernels() {
+  cudaError_t e = cudaGetDeviceProperties(&prop, options.device);
+  if (e != cudaSuccess) return Fail("cudaGetDeviceProperties", e);
+  comp_smem = options.warps_per_block * sizeof(gpu::CompressScratch);
+  decomp_smem = options.warps_per_block * sizeof(gpu::DecompressScratch);
+  if (comp_smem > prop.sharedMemPerBlockOptin) {
+    Fail(std::to_string(options.warps_per_block) + " warps per block need " +
+         std::to_string(comp_smem) + " bytes of shared memory; " + prop.name + " has " +
+         std::to_string(prop.sharedMemPerBlockOptin) + " per block");
+    return -EINVAL;
+  }
+  if ((e = cudaFuncSetAttribute(gpu::CompressKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                static_cast<int>(comp_smem))) != cudaSuccess)
+    return Fail("cudaFuncSetAttribute(CompressKernel)", e);
+  if ((e = cudaFuncSetAttribute(gpu::DecompressKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                static_cast<int>(decomp_smem))) != cudaSuccess)
+    return Fail("cudaFuncSetAttribute(DecompressKernel)", e);
+  // Each kernel's grid: as many blocks as are resident at once.
+  const int threads = static_cast<int>(options.warps_per_block * 32);
+  auto resident = [&](auto kernel, std::size_t smem, int* cap) {
+    int per_sm = 0;
+    const cudaError_t o =
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem);
+    if (o != cudaSuccess) return Fail("cudaOccupancyMaxActiveBlocksPerMultiprocessor", o);
+    *cap = std::max(1, per_sm) * prop.multiProcessorCount;
+    return 0;
+  };
+  int ret;
+  if ((ret = resident(gpu::CompressKernel, comp_smem, &comp_grid_cap)) ||
+      (ret = resident(gpu::DecompressKernel, decomp_smem, &decomp_grid_cap)) ||
+      (ret = resident(gpu::PackKernel, 0, &pack_grid_cap)))
+    return ret;
+  return 0;
+}
+
+int GpuCodec::Impl::StartStagingThreads() {
+  unsigned n = options.staging_threads;
+  if (n == 0) {
+    cpu_set_t set;
+    n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+    n = std::clamp(n, 1u, 8u);
+  }
+  int err = 0;
+  pool = ThreadPool::Create(n, false, &err);
+  if (!pool) {
+    Fail("staging threads: " + std::string(std::strerror(-err)));
+    return err;
+  }
+  return 0;
+}
+
+int GpuCodec::Impl::AllocateSlots() {
+  // -ENOMEM when there is not enough memory, -EIO for any other CUDA error.
+  auto alloc = [&](auto& holder, std::size_t bytes, bool pinned) {
+    void* p = nullptr;
+    const cudaError_t a = pinned ? cudaMallocHost(&p, bytes) : cudaMalloc(&p, bytes);
+    if (a != cudaSuccess) {
+      Fail(pinned ? "cudaMallocHost" : "cudaMalloc", a);
+      return a == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
+    }
+    holder.reset(static_cast<typename std::remove_reference_t<decltype(holder)>::pointer>(p));
+    return 0;
+  };
+  const std::size_t pages_bytes = options.max_batch * gpu::kPage;
+  const std::size_t records_bytes = options.max_batch * sizeof(hzram_page_record);
+  const std::size_t status_bytes = options.max_batch * sizeof(int);
+  slots.resize(options.slots);
+  for (auto& s : slots) {
+    cudaError_t e;
+    if ((e = cudaStreamCreateWithFlags(&s.stream.s, cudaStreamNonBlocking)) != cudaSuccess)
+      return Fail("cudaStreamCreateWithFlags", e);
+    for (auto& ev : s.ev)
+      if ((e = cudaEventCreate(&ev.e)) != cudaSuccess) return Fail("cudaEventCreate", e);
+    int ret;
+    if ((ret = alloc(s.h_pages, pages_bytes, true)) || (ret = alloc(s.h_arena, pages_bytes, true)) ||
+        (ret = alloc(s.h_records, records_bytes, true)) || (ret = alloc(s.h_status, status_bytes, true)) ||
+        (ret = alloc(s.d_pages, pages_bytes, false)) || (ret = alloc(s.d_arena, pages_bytes, false)) ||
+        (ret = alloc(s.d_records, records_bytes, false)) || (ret = alloc(s.d_status, status_bytes, false)) ||
+        (ret = alloc(s.d_packed, pages_bytes, false)) ||
+        (ret = alloc(s.d_offsets, (options.max_batch + 1) * sizeof(std::uint64_t), false)))
+      return ret;
+  }
+  return 0;
+}
+
+int GpuCodec::Impl::RunTestBatch(GpuCodec* codec) {
+  std::vector<std::uint8_t> page(gpu::kPage), back(gpu::kPage);
+  for (std::size_t i = 0; i < page.size(); i++) page[i] = "hzram gpu test "[i % 15];
+  hzram_page_record rec;
+  std::vector<std::uint8_t> arena(gpu::kPage);
+  int status = 1;
+  if (codec->Compress(PageList(page.data(), 1), std::span(&rec, 1), arena) ||
+      codec->Decompress(std::span(&rec, 1), arena, MutablePageList(back.data(), 1),
+                        std::span(&status, 1)) != 0 ||
+      page != back)
+    return Fail("the test batch did not come back whole");
+  return 0;
+}
+
+std::unique_ptr<GpuCodec> GpuCodec::Impl::Create(const GpuOptions& options, const GpuFaults& faults,
+                                                 int* err, std::string* why) {
   int e_local;
   std::string why_local;
   if (!err) err = &e_local;
   if (!why) why = &why_local;
   if (options.slots == 0 || options.max_batch == 0 || options.warps_per_block == 0 ||
       options.warps_per_block > 32 || options.staging_threads > 1024 ||
-      ((options.hang_at_batch || options.hang_copy_back_at_batch) && options.hang_ms == 0)) {
+      ((faults.hang_at_batch || faults.hang_copy_back_at_batch) && faults.hang_ms == 0)) {
     *err = -EINVAL;
     *why = "bad options";
     return nullptr;
@@ -306,106 +431,15 @@ std::unique_ptr<GpuCodec> GpuCodec::Create(const GpuOptions& options, int* err, 
   std::unique_ptr<GpuCodec> codec(new GpuCodec(std::make_unique<Impl>()));
   Impl& m = *codec->impl_;
   m.options = options;
-  auto fail = [&](int e) {
-    *err = e;
+  m.faults = faults;
+  int ret;
+  if ((ret = m.Select()) || (ret = m.SetUpKernels()) || (ret = m.StartStagingThreads()) ||
+      (ret = m.AllocateSlots()) || (ret = m.RunTestBatch(codec.get()))) {
+    *err = ret;
     *why = m.why;
     return nullptr;
-  };
-  if (m.Select()) return fail(-EIO);
-  cudaError_t e = cudaGetDeviceProperties(&m.prop, options.device);
-  if (e != cudaSuccess) return m.Fail("cudaGetDeviceProperties", e), fail(-EIO);
-
-  m.comp_smem = options.warps_per_block * sizeof(gpu::CompressScratch);
-  m.decomp_smem = options.warps_per_block * sizeof(gpu::DecompressScratch);
-  if (m.comp_smem > m.prop.sharedMemPerBlockOptin) {
-    *err = -EINVAL;
-    *why = std::to_string(options.warps_per_block) + " warps per block need " +
-           std::to_string(m.comp_smem) + " bytes of shared memory; " + m.prop.name + " has " +
-           std::to_string(m.prop.sharedMemPerBlockOptin) + " per block";
-    return nullptr;
   }
-  if ((e = cudaFuncSetAttribute(gpu::CompressKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                static_cast<int>(m.comp_smem))) != cudaSuccess)
-    return m.Fail("cudaFuncSetAttribute(CompressKernel)", e), fail(-EIO);
-  if ((e = cudaFuncSetAttribute(gpu::DecompressKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                static_cast<int>(m.decomp_smem))) != cudaSuccess)
-    return m.Fail("cudaFuncSetAttribute(DecompressKernel)", e), fail(-EIO);
-  // Each kernel's grid: as many blocks as are resident at once.
-  const int threads = static_cast<int>(options.warps_per_block * 32);
-  int per_sm = 0;
-  if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gpu::CompressKernel, threads,
-                                                         m.comp_smem)) != cudaSuccess)
-    return m.Fail("cudaOccupancyMaxActiveBlocksPerMultiprocessor", e), fail(-EIO);
-  m.comp_grid_cap = std::max(1, per_sm) * m.prop.multiProcessorCount;
-  if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gpu::DecompressKernel, threads,
-                                                         m.decomp_smem)) != cudaSuccess)
-    return m.Fail("cudaOccupancyMaxActiveBlocksPerMultiprocessor", e), fail(-EIO);
-  m.decomp_grid_cap = std::max(1, per_sm) * m.prop.multiProcessorCount;
-  if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gpu::PackKernel, threads, 0)) !=
-      cudaSuccess)
-    return m.Fail("cudaOccupancyMaxActiveBlocksPerMultiprocessor", e), fail(-EIO);
-  m.pack_grid_cap = std::max(1, per_sm) * m.prop.multiProcessorCount;
-
-  // The staging threads.
-  unsigned staging = options.staging_threads;
-  if (staging == 0) {
-    cpu_set_t set;
-    staging = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-    staging = std::clamp(staging, 1u, 8u);
-  }
-  int perr = 0;
-  m.pool = ThreadPool::Create(staging, false, &perr);
-  if (!m.pool) {
-    *err = perr;
-    *why = "staging threads: " + std::string(std::strerror(-perr));
-    return nullptr;
-  }
-
-  // Buffers: -ENOMEM when there is not enough memory, -EIO for any other
-  // CUDA error.
-  auto alloc = [&](auto& holder, std::size_t bytes, bool pinned) {
-    void* p = nullptr;
-    const cudaError_t a = pinned ? cudaMallocHost(&p, bytes) : cudaMalloc(&p, bytes);
-    if (a != cudaSuccess) {
-      m.Fail(pinned ? "cudaMallocHost" : "cudaMalloc", a);
-      return a == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
-    }
-    holder.reset(static_cast<typename std::remove_reference_t<decltype(holder)>::pointer>(p));
-    return 0;
-  };
-  const std::size_t pages_bytes = options.max_batch * gpu::kPage;
-  const std::size_t records_bytes = options.max_batch * sizeof(hzram_page_record);
-  const std::size_t status_bytes = options.max_batch * sizeof(int);
-  m.slots.resize(options.slots);
-  for (auto& s : m.slots) {
-    if ((e = cudaStreamCreateWithFlags(&s.stream.s, cudaStreamNonBlocking)) != cudaSuccess)
-      return m.Fail("cudaStreamCreateWithFlags", e), fail(-EIO);
-    for (auto& ev : s.ev)
-      if ((e = cudaEventCreate(&ev.e)) != cudaSuccess) return m.Fail("cudaEventCreate", e), fail(-EIO);
-    int ret;
-    if ((ret = alloc(s.h_pages, pages_bytes, true)) || (ret = alloc(s.h_arena, pages_bytes, true)) ||
-        (ret = alloc(s.h_records, records_bytes, true)) || (ret = alloc(s.h_status, status_bytes, true)) ||
-        (ret = alloc(s.d_pages, pages_bytes, false)) || (ret = alloc(s.d_arena, pages_bytes, false)) ||
-        (ret = alloc(s.d_records, records_bytes, false)) || (ret = alloc(s.d_status, status_bytes, false)) ||
-        (ret = alloc(s.d_packed, pages_bytes, false)) ||
-        (ret = alloc(s.d_offsets, (options.max_batch + 1) * sizeof(std::uint64_t), false)))
-      return fail(ret);
-  }
-
-  // A test batch: a page of text must come back whole.
-  std::vector<std::uint8_t> page(gpu::kPage), back(gpu::kPage);
-  for (std::size_t i = 0; i < page.size(); i++) page[i] = "hzram gpu test "[i % 15];
-  hzram_page_record rec;
-  std::vector<std::uint8_t> arena(gpu::kPage);
-  int status = 1;
-  if (codec->Compress(PageList(page.data(), 1), std::span(&rec, 1), arena) ||
-      codec->Decompress(std::span(&rec, 1), arena, MutablePageList(back.data(), 1),
-                        std::span(&status, 1)) != 0 ||
-      page != back) {
-    *err = -EIO;
-    *why = m.why.empty() ? "the test batch did not come back whole" : m.why;
-    return nullptr;
-  }
+  // The test batch counts neither in the stats nor in the batch numbers.
   m.stats = GpuStats();
   m.submitted = 0;
   *err = 0;
@@ -435,15 +469,15 @@ int GpuCodec::SubmitCompress(const PageList& pages, std::span<hzram_page_record>
     m.stats.direct++;
   }
   s->staging_ms = MsSince(staged);
-  // The test hooks: a real fault, from an invalid device pointer; a hang.
+  // The tests' faults: a real one, from an invalid device pointer; a hang.
   s->number = ++m.submitted;
-  const bool fault = m.options.fault_at_batch && m.submitted == m.options.fault_at_batch;
+  const bool fault = m.faults.fault_at_batch && m.submitted == m.faults.fault_at_batch;
   const std::uint8_t* src = fault ? reinterpret_cast<const std::uint8_t*>(16) : s->d_pages.get();
   const std::uint32_t n32 = static_cast<std::uint32_t>(n);
 
   HZ_CUDA(cudaEventRecord(s->ev[0].e, s->stream.s));
-  if (m.options.hang_at_batch && m.submitted == m.options.hang_at_batch) {
-    gpu::SpinKernel<<<1, 1, 0, s->stream.s>>>(std::uint64_t{m.options.hang_ms} * 1000000);
+  if (m.faults.hang_at_batch && m.submitted == m.faults.hang_at_batch) {
+    gpu::SpinKernel<<<1, 1, 0, s->stream.s>>>(std::uint64_t{m.faults.hang_ms} * 1000000);
     HZ_CUDA(cudaGetLastError());
   }
   HZ_CUDA(cudaMemcpyAsync(s->d_pages.get(), from, bytes, cudaMemcpyHostToDevice, s->stream.s));
@@ -556,8 +590,8 @@ int GpuCodec::Collect(void* slot) {
     s->out_bytes = at;
     s->direct_out = at && m.Registered(s->out_arena.data(), at);
     s->copy_issued = at != 0;
-    if (at && m.options.hang_copy_back_at_batch == s->number) {
-      gpu::SpinKernel<<<1, 1, 0, s->stream.s>>>(std::uint64_t{m.options.hang_ms} * 1000000);
+    if (at && m.faults.hang_copy_back_at_batch == s->number) {
+      gpu::SpinKernel<<<1, 1, 0, s->stream.s>>>(std::uint64_t{m.faults.hang_ms} * 1000000);
       HZ_CUDA(cudaGetLastError());
     }
     if (at)

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -81,6 +82,11 @@ class AsyncBackend {
   virtual std::size_t max_batch() const = 0;
 };
 
+// The hybrid codec's speed model, private to the library, its tests and
+// hzbench (lib/hybrid_model.h).
+struct HybridModel;
+struct HybridRates;
+
 // The hybrid codec: each batch goes to the CPU codec, to the backend, or
 // is split between them, so that both finish together by their measured
 // speeds (pages per second, the backend's fixed cost per batch and its
@@ -116,11 +122,15 @@ class HybridCodec {
 
   // @cpu is required; @backend may be null (CPU only). Neither is owned.
   HybridCodec(Codec* cpu, AsyncBackend* backend, Split split = Split::kMeasured);
+  ~HybridCodec();
+  HybridCodec(const HybridCodec&) = delete;
+  HybridCodec& operator=(const HybridCodec&) = delete;
 
   // Measure both on @sample (a few hundred real pages is enough; a batch
   // of more than max_batch pages is cut): several runs of each size, the
   // median of each, and a fit bounded by what the batches' own copies
-  // took (see Rates). Returns 0 or -errno.
+  // took, so that noise cannot make the backend look free. Returns 0 or
+  // -errno.
   int Calibrate(const PageList& sample);
 
   // How long a backend batch may take from its submission before the
@@ -183,32 +193,9 @@ class HybridCodec {
   bool backend_enabled() const { return backend_ && !backend_failed_; }
   const std::string& backend_why() const { return backend_why_; }
 
-  // The speed model, for tests and hzbench. Calibration bounds the
-  // backend's cost per page between what the largest sample's copies to
-  // and from the device took per page (they grow with the batch) and that
-  // batch's whole time per page (no fixed cost at all), so that noise can
-  // never make the device look free.
-  struct Rates {
-    double cpu_pages_per_s = 0;
-    double backend_pages_per_s = 0;  // the device's part, beside the CPU
-    double backend_fixed_s = 0;      // per batch, whatever its size
-    double backend_host_s_per_page = 0;  // the backend's host copies, which
-                                         // the calling thread makes before
-                                         // and after the CPU's part
-  };
-  const Rates& compress_rates() const { return comp_; }
-  const Rates& decompress_rates() const { return decomp_; }
-
-  // The link to the backend as calibration measured it (bytes per second
-  // each way, from the largest calibration batches); 0 if not measured.
-  struct Link {
-    double h2d_bytes_per_s = 0;
-    double d2h_bytes_per_s = 0;
-  };
-  const Link& link() const { return link_; }
-
-  // How many of @n pages go to the backend under @r.
-  static std::size_t BackendShare(const Rates& r, std::size_t n);
+  // The speed model as calibrated and updated since (for the tests and
+  // hzbench, which see lib/hybrid_model.h).
+  const HybridModel& model() const { return *model_; }
 
   // How many backend batches timed out (each one drops the backend), and
   // how many submissions it refused.
@@ -223,10 +210,10 @@ class HybridCodec {
     std::size_t first, n;
     double submitted_s;  // after the first part's submission (for the speeds)
   };
-  int SubmitParts(std::size_t g, bool compress, const PageList* pages,
-                  std::span<hzram_page_record> records, std::span<std::uint8_t> arena,
-                  std::span<const hzram_page_record> drecords, std::span<const std::uint8_t> darena,
-                  const MutablePageList* dpages, std::span<int> status);
+  // Submit the share [0, g) of @batch (hybrid.cc) as parts; returns the
+  // pages the backend took.
+  struct Batch;
+  int SubmitParts(std::size_t g, const Batch& batch);
   // Wait for every part, each until watchdog() after the first part's
   // submission or the deadline; -ETIMEDOUT or -EIO (then the backend is
   // off and the parts' outputs are not valid), else the sum of Wait()'s
@@ -234,14 +221,22 @@ class HybridCodec {
   int WaitParts(BatchTiming* timing);
   // The backend's share of a batch of @n under @r, or 0 if the call
   // started after the latest start.
-  std::size_t ShareNow(const Rates& r, std::size_t n);
+  std::size_t ShareNow(const HybridRates& r, std::size_t n);
   // The pages of a batch of @n that go to the backend.
-  std::size_t Share(const Rates& r, std::size_t n) const;
+  std::size_t Share(const HybridRates& r, std::size_t n) const;
   void BackendFailed();
   void Refused(int err);
   void Count(std::size_t n, std::size_t backend);
-  void Update(Rates& r, std::size_t cpu_pages, double cpu_s, std::size_t backend_pages,
+  void Update(HybridRates& r, std::size_t cpu_pages, double cpu_s, std::size_t backend_pages,
               const BatchTiming& backend);
+  // Calibrate()'s steps (hybrid.cc): the CPU codec's speeds; the
+  // backend's runs, per direction, of batches of each of @sizes pages;
+  // a direction's rates fitted to its runs.
+  struct Samples;
+  int CalibrateCpu(const PageList& sample, const MutablePageList& out, std::span<int> status);
+  int SampleBackend(const PageList& sample, const std::size_t (&sizes)[3],
+                    const MutablePageList& out, std::span<int> status, Samples* sc, Samples* sd);
+  static void Fit(const std::size_t (&sizes)[3], const Samples& s, HybridRates* r);
 
   Codec* cpu_;
   AsyncBackend* backend_;
@@ -249,8 +244,7 @@ class HybridCodec {
   bool backend_failed_ = false;
   unsigned refused_in_a_row_ = 0;
   std::string backend_why_;
-  Rates comp_, decomp_;
-  Link link_;
+  std::unique_ptr<HybridModel> model_;
   std::size_t last_backend_pages_ = 0;
   std::uint64_t backend_pages_ = 0, cpu_pages_ = 0, timeouts_ = 0, refusals_ = 0;
   double watchdog_s_ = kDefaultWatchdog;

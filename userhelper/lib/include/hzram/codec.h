@@ -31,9 +31,8 @@ struct CodecOptions {
   // Pin each started thread to one CPU (the calling thread is left alone).
   bool pin_threads = true;
   // Instruction sets. force_isa: @isa compresses, and decompresses too
-  // unless @decompress_isa is set. Without force_isa: DefaultIsas()
-  // ($HZRAM_ISA for both, else the fastest for each direction by the
-  // start-up trial).
+  // unless @decompress_isa is set. Without force_isa: $HZRAM_ISA for
+  // both, else the fastest for each direction by the start-up trial.
   bool force_isa = false;
   Isa isa = Isa::kScalar;
   std::optional<Isa> decompress_isa;

@@ -34,18 +34,6 @@ struct GpuOptions {
   // calling thread included; 0: one per CPU the caller may run on, at
   // most 8. Batches under 64 pages are copied on the calling thread.
   unsigned staging_threads = 0;
-  // For tests: the number (from 1) of the batch whose compression kernel
-  // is given an invalid device pointer, a real CUDA fault. 0: none.
-  std::uint64_t fault_at_batch = 0;
-  // For tests: the number (from 1) of the batch that a kernel holds up
-  // for hang_ms before it starts, a hung device as far as the host can
-  // tell. 0: none.
-  std::uint64_t hang_at_batch = 0;
-  unsigned hang_ms = 0;
-  // For tests: the number (from 1) of the compression batch whose copy
-  // back, once its kernels are done, waits behind a kernel spinning for
-  // hang_ms: a device that wedges after the kernels. 0: none.
-  std::uint64_t hang_copy_back_at_batch = 0;
 };
 
 // Totals since creation.
@@ -131,6 +119,8 @@ class GpuCodec final : public AsyncBackend {
 
  private:
   struct Impl;
+  // The tests' fault injection (lib/gpu/gpu_testing.h).
+  friend struct GpuCodecTestPeer;
   explicit GpuCodec(std::unique_ptr<Impl> impl);
   int Collect(void* slot);
   std::unique_ptr<Impl> impl_;
