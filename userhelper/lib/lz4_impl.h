@@ -312,7 +312,7 @@ int DecompressPage(const void* src_v, size_t len, void* page) {
   // block's last (see the careful loop), so a match follows. A match is
   // copied with moves that may write up to 31 bytes past its end: only
   // where that stays inside the page. The careful loop does the rest.
-  constexpr size_t kInMargin = 1 + 14 + lz4::kInputTail;     // token, literals, the end rule's
+  constexpr size_t kInMargin = 1 + 14 + lz4::kInputTail;  // token, literals, the end rule's
   constexpr size_t kOutMargin = 14 + 18 + kLastLiterals;  // literals, a short match, the end rule's
   if (len >= kInMargin) {
     const uint8_t* const ilimit = iend - kInMargin;
