@@ -230,10 +230,16 @@ void hzram_batch_store(struct hzram_offload *off, struct hzram_batch *b,
 		bool refused;
 
 		if (slot) {
-			/* One read of the helper's record; check the copy. */
+			/*
+			 * One read of the helper's record; check the copy.
+			 * The barrier keeps the compiler from reading a field
+			 * again from the helper's memory instead.
+			 */
 			memcpy(&rec, &recs[i], sizeof(rec));
+			barrier();
 			r = &rec;
-			if (hzram_page_record_check(&rec, cap)) {
+			if (hzram_page_record_check(&rec, cap) !=
+			    HZRAM_RECORD_OK) {
 				hzram_offload_count(hz, HZRAM_OFF_REJECTED);
 				r = NULL;
 			}

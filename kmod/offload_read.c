@@ -150,8 +150,11 @@ void hzram_batch_read_end(struct hzram_offload *off, struct hzram_batch *b,
 		void *mem;
 
 		if (i < b->nr && b->index[i] == page) {
-			if (slot)
+			if (slot) {
+				/* One read, as the write commit's. */
 				memcpy(&rec, &recs[i], sizeof(rec));
+				barrier();
+			}
 			mem = bvec_kmap_local(&bv);
 			if (hzram_read_fill(off, b, i, mem, slot ? &rec : NULL,
 					    data))

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstring>
 #include <future>
+#include <system_error>
 #include <thread>
 
 #include "log.h"
@@ -379,30 +380,40 @@ bool StartLoops(const ServedList& served, BatchEncoder& encoder, int done_fd,
                 const ServeOptions& so) {
   std::promise<bool> go;
   const std::shared_future<bool> serve = go.get_future().share();
+  bool ok = true;
   for (const auto& d : served) {
     Served* s = d.get();
     std::promise<int> opened;
     s->opened = opened.get_future();
     s->stats.alive_ns.store(MonotonicNs());
-    s->thread = std::thread([s, &encoder, done_fd, so, serve, p = std::move(opened)]() mutable {
-      p.set_value(s->io->OpenQueue());
-      if (!serve.get()) return;
-      s->result = Serve(*s->io, encoder, &s->stats, so);
-      s->done.store(true);
-      AddOne(done_fd);
-    });
+    try {
+      s->thread = std::thread([s, &encoder, done_fd, so, serve, p = std::move(opened)]() mutable {
+        p.set_value(s->io->OpenQueue());
+        if (!serve.get()) return;
+        s->result = Serve(*s->io, encoder, &s->stats, so);
+        s->done.store(true);
+        AddOne(done_fd);
+      });
+    } catch (const std::system_error& e) {
+      // No thread (its stack, under mlockall, or a limit): those started
+      // end without serving.
+      HZ_ERR("device %u: cannot start its thread: %s", s->io->device(), e.what());
+      ok = false;
+      break;
+    }
   }
-  bool ok = true;
   for (const auto& d : served) {
+    if (!d->thread.joinable()) continue;
     const int err = d->opened.get();
-    if (err && ok) {
+    if (err) {
       HZ_ERR("%s", AttachErrorMessage(d->io->device(), {AttachFailure::kRing, -err, ""}).c_str());
       ok = false;
     }
   }
   go.set_value(ok);
   if (!ok)
-    for (const auto& d : served) d->thread.join();
+    for (const auto& d : served)
+      if (d->thread.joinable()) d->thread.join();
   return ok;
 }
 

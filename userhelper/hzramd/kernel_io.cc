@@ -220,6 +220,7 @@ io_uring_sqe* KernelIo::Sqe() {
 }
 
 int KernelIo::QueueCmd(std::uint32_t op, const hzram_cmd& cmd, std::uint64_t user_data) {
+  if (!ring_) return -EBADFD;  // OpenQueue() first
   io_uring_sqe* sqe = Sqe();
   if (!sqe) return -EBUSY;
   io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd_, nullptr, 0, 0);
@@ -237,6 +238,7 @@ int KernelIo::QueueCommit(std::uint32_t batch, std::uint64_t seq) {
 }
 
 int KernelIo::Submit() {
+  if (!ring_) return -EBADFD;
   const int ret = io_uring_submit(&uring_);
   return ret < 0 ? ret : 0;
 }
@@ -244,6 +246,7 @@ int KernelIo::Submit() {
 int KernelIo::Wait(std::span<Completion> out, int timeout_ms) {
   io_uring_cqe* cqe;
   int ret;
+  if (!ring_) return -EBADFD;
   // With DEFER_TASKRUN, completions are posted only when this thread
   // enters the kernel to wait for them (IORING_ENTER_GETEVENTS): the
   // waits below do when nothing is posted yet; a look without waiting

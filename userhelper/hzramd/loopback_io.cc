@@ -161,8 +161,10 @@ bool LoopbackIo::Decode(std::uint32_t batch, BatchEncoder& decoder) {
   const std::span<const std::uint8_t> data(rw_ + d.output_offset + bp * sizeof(hzram_page_record),
                                            std::size_t{bp} * kPageSize);
   const std::span<int> status(status_.data(), d.nr_pages);
+  // Timed as a fetched batch, so that a hybrid decoder gives its backend
+  // its share of the pages rather than finding the batch already late.
   if (decoder.Decode({rec, d.nr_pages}, data, {decoded_.data(), d.nr_pages}, status,
-                     BatchTime{}) < 0) {
+                     TimeOfBatch(kDefaultOffloadTimeoutMs, Clock::now())) < 0) {
     bad_pages_ += d.nr_pages;
     return false;
   }

@@ -16,10 +16,14 @@
 
 #include <cstdint>
 
+// On the host, internal linkage: the scalar, AVX2 and AVX-512 objects each
+// compile these with their own instruction set, and one shared copy (a
+// weak symbol, should one not be inlined) could run AVX-512 code on a
+// CPU without it.
 #if defined(__CUDACC__)
 #define HZ_LZ4_HD __host__ __device__ __forceinline__
 #else
-#define HZ_LZ4_HD inline
+#define HZ_LZ4_HD [[gnu::always_inline]] static inline
 #endif
 
 namespace hzram::lz4 {
@@ -92,5 +96,7 @@ HZ_LZ4_HD std::uint8_t* WriteLength(std::uint8_t* op, T len) {
 }
 
 }  // namespace hzram::lz4
+
+#undef HZ_LZ4_HD
 
 #endif  // HZRAM_LZ4_FORMAT_H

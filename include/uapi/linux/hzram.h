@@ -127,7 +127,7 @@ struct hzram_page_record {
 
 /* What hzram_page_record_check() finds wrong with a record. */
 enum hzram_record_error {
-	HZRAM_RECORD_OK,		/* nothing */
+	HZRAM_RECORD_OK = 0,		/* nothing */
 	HZRAM_RECORD_FLAGS,		/* reserved flags set */
 	HZRAM_RECORD_KIND,		/* not 0 nor an enum hzram_page_kind */
 	HZRAM_RECORD_LENGTH,		/* not the length its kind has */
