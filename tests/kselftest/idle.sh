@@ -35,6 +35,13 @@ states() {
 	awk '{ print $1, $3 }' $DBG/${1%%[0-9]*}/$1/block_state
 }
 
+# count DEV [LETTER]: how many pages block_state lists (with LETTER in
+# their states). One process: they cost under lockdep and KASAN.
+count() {
+	awk -v l="${2:-}" 'l == "" || index($3, l) { n++ } END { print n + 0 }' \
+		$DBG/${1%%[0-9]*}/$1/block_state
+}
+
 # The same steps on each device given, each step on all of them at once,
 # recording after each what users see: block_state's flags, mm_stat's
 # fields that do not depend on the allocator, the data's hash, and the
@@ -97,7 +104,6 @@ test_idle_as_zram_does() {
 	z= h=
 	trap '[ -z "$z" ] || echo ${z#zram} >/sys/class/zram-control/hot_remove
 		[ -z "$h" ] || remove_dev $h' EXIT
-	make_data
 	z=$(new_dev zram)
 	[ -e $DBG/zram/$z/block_state ] && [ -e /sys/block/$z/idle ] || {
 		skip "this kernel's zram has no idle tracking"
@@ -123,18 +129,16 @@ test_idle_as_zram_does() {
 # hzram alone, on every kernel: what each step must show.
 test_idle_marks_and_clears() {
 	local h s
-	make_data
 	h=$(new_dev hzram)
 	trap "remove_dev $h" EXIT
 	put $h 0 8 /tmp/random
 	put $h 8 8 /dev/zero
 	put $h 16 24 /tmp/text
-	expect_eq "$(states $h | awk '$2 ~ /h/' | wc -l)" 8 "huge pages listed"
-	expect_eq "$(states $h | awk '$2 ~ /s/' | wc -l)" 8 "same-filled pages listed"
-	expect_eq "$(states $h | wc -l)" 40 "pages listed"
+	expect_eq "$(count $h h) $(count $h s) $(count $h)" "8 8 40" \
+		"huge, same-filled and all pages listed"
 	echo all >/sys/block/$h/idle
 	# Every page but the same-filled ones.
-	expect_eq "$(states $h | awk '$2 ~ /i/' | wc -l)" 32 "idle pages after 'all'"
+	expect_eq "$(count $h i)" 32 "idle pages after 'all'"
 	get $h 3
 	put $h 17 1 /tmp/text
 	s=$(states $h)
@@ -162,8 +166,7 @@ test_idle_marks_and_clears() {
 # were staged once hzramd's result is stored, and lose it when hzramd
 # decodes them for a read.
 test_idle_through_hzramd() {
-	local s t0 hits
-	make_data
+	local t0 hits
 	DEV=$(new_dev hzram)
 	trap '[ ! -e $DBG/hzram/delay_commit ] || echo 0 >$DBG/hzram/delay_commit_times
 		[ ! -e $DBG/hzram/delay_commit ] || echo 0 >$DBG/hzram/delay_commit
@@ -187,16 +190,14 @@ test_idle_through_hzramd() {
 	hits=$(cat $DBG/hzram/delay_commit_hits)
 	t0=$(cut -d. -f1 /proc/uptime)
 	dd if=/tmp/text of=/dev/$DEV bs=96K count=1 oflag=direct status=none
-	expect_eq "$(states $DEV | wc -l)" 24 "staged pages listed"
+	expect_eq "$(count $DEV)" 24 "staged pages listed"
 	echo all >/sys/block/$DEV/idle
 	# Else the marks did not meet staged pages: nothing would be tested.
 	expect_eq "$(off_field 3)" 24 "pages still staged when marked idle"
 	wait_unstaged
 	expect_eq $(($(cat $DBG/hzram/delay_commit_hits) - hits)) 1 "commits held"
 	echo 0 >$DBG/hzram/delay_commit
-	s=$(states $DEV)
-	echo "$s" | tr '\n' ' '
-	expect_eq "$(echo "$s" | awk '$2 ~ /i/' | wc -l)" 24 "idle after their commit"
+	expect_eq "$(count $DEV i)" 24 "idle after their commit"
 	# The time of the write, not of the commit 5 s later.
 	awk -v t0="$t0" '$2 + 0 < t0 || $2 + 0 > t0 + 2 {
 		print "page " $1 ": access time " $2 ", written at " t0; bad = 1 }
@@ -205,10 +206,11 @@ test_idle_through_hzramd() {
 	dd if=/dev/$DEV bs=96K count=1 iflag=direct status=none | cmp - /tmp/text ||
 		fail "data read back differs"
 	[ "$(off_field 23)" -gt 0 ] || fail "no page read was decoded by hzramd"
-	expect_eq "$(states $DEV | awk '$2 ~ /i/' | wc -l)" 0 "idle after a read"
+	expect_eq "$(count $DEV i)" 0 "idle after a read"
 	stop_hzramd
 	HZRAMD_PID=
 }
 
+make_data
 ktap_main test_idle_as_zram_does test_idle_marks_and_clears \
 	test_idle_through_hzramd
