@@ -99,6 +99,7 @@ struct hzram_bd {
 	struct block_device *bdev;
 	unsigned long nr_blocks;	/* pages it holds */
 	unsigned long *bitmap;		/* blocks in use */
+	unsigned long next;		/* where to look for a free one */
 	mempool_t *pages;		/* bounce pages for reads of blocks */
 };
 
@@ -469,6 +470,7 @@ static inline bool hzram_fail_decompress(void) { return false; }
 extern struct mutex hzram_index_mutex;
 struct hzram *hzram_find(int id);
 struct hzram *hzram_find_next(int *id);
+bool hzram_is_hzram_disk(struct gendisk *disk);
 
 /* sysfs.c */
 extern const struct attribute_group *hzram_disk_groups[];

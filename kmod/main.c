@@ -163,6 +163,12 @@ static int hzram_remove(struct hzram *hz)
 	return 0;
 }
 
+/* True if @disk is one of hzram's devices. */
+bool hzram_is_hzram_disk(struct gendisk *disk)
+{
+	return disk->fops == &hzram_devops;
+}
+
 /*
  * Reading hot_add creates a device and returns its id; 0400, like zram's,
  * because reading it changes the system.

@@ -53,9 +53,13 @@ static struct workqueue_struct *hzram_bd_wq;
 
 int hzram_wb_init(void)
 {
-	/* Reads of swapped-out pages wait on it: it must run under reclaim. */
-	hzram_bd_wq = alloc_workqueue("hzram_bd", WQ_MEM_RECLAIM | WQ_HIGHPRI,
-				      0);
+	/*
+	 * Reads of swapped-out pages wait on it: it must run under reclaim.
+	 * Unbound: the reader waits, whichever CPU serves it (and 7.x
+	 * warns about a queue that says neither unbound nor per-CPU).
+	 */
+	hzram_bd_wq = alloc_workqueue("hzram_bd", WQ_UNBOUND | WQ_MEM_RECLAIM |
+				      WQ_HIGHPRI, 0);
 	return hzram_bd_wq ? 0 : -ENOMEM;
 }
 
@@ -82,16 +86,26 @@ void hzram_bd_release(struct hzram *hz, unsigned long blk)
 static unsigned long hzram_bd_reserve(struct hzram *hz)
 {
 	struct hzram_bd *bd = hz->bd;
-	unsigned long blk = 0;
+	unsigned long blk = bd->next, from = blk;
+	bool wrapped = false;
 
 	lockdep_assert_held(&hz->wb_mutex);
+	/* From after the last one taken, once round: not O(n^2) a writeback. */
 	for (;;) {
 		blk = find_next_zero_bit(bd->bitmap, bd->nr_blocks, blk);
-		if (blk >= bd->nr_blocks)
+		if (blk >= bd->nr_blocks) {
+			if (wrapped || !from)
+				return HZRAM_NO_BLOCK;
+			wrapped = true;
+			blk = 0;
+			continue;
+		}
+		if (wrapped && blk >= from)
 			return HZRAM_NO_BLOCK;
 		if (!test_and_set_bit(blk, bd->bitmap))
 			break;
 	}
+	bd->next = blk + 1 < bd->nr_blocks ? blk + 1 : 0;
 	atomic64_inc(&hz->stats.bd_count);
 	return blk;
 }
@@ -207,22 +221,36 @@ struct hzram_pp_chunk {
 
 struct hzram_pp {
 	struct hzram_pp_chunk *top[HZRAM_PP_BUCKETS];
+	/*
+	 * A chunk allocated before a slot lock is taken: no allocation that
+	 * may reclaim (and so swap out to this device) under a slot lock.
+	 */
+	struct hzram_pp_chunk *spare;
+	unsigned long count;	/* pages chosen and not popped */
 };
 
-static bool hzram_pp_push(struct hzram_pp *pp, unsigned int bucket, u32 index)
+/* Have a spare chunk; false without memory. Takes no slot lock. */
+static bool hzram_pp_reserve(struct hzram_pp *pp)
+{
+	if (!pp->spare)
+		pp->spare = (void *)__get_free_page(GFP_KERNEL | __GFP_NOWARN);
+	return pp->spare;
+}
+
+/* Push @index; the spare chunk is there (hzram_pp_reserve()). */
+static void hzram_pp_push(struct hzram_pp *pp, unsigned int bucket, u32 index)
 {
 	struct hzram_pp_chunk *c = pp->top[bucket];
 
 	if (!c || c->n == HZRAM_PP_CHUNK_SLOTS) {
-		c = (void *)__get_free_page(GFP_KERNEL | __GFP_NOWARN);
-		if (!c)
-			return false;
+		c = pp->spare;
+		pp->spare = NULL;
 		c->prev = pp->top[bucket];
 		c->n = 0;
 		pp->top[bucket] = c;
 	}
 	c->index[c->n++] = index;
-	return true;
+	pp->count++;
 }
 
 /* The next chosen page, largest first; false when none is left. */
@@ -236,6 +264,7 @@ static bool hzram_pp_pop(struct hzram_pp *pp, u32 *index)
 		if (!c)
 			continue;
 		*index = c->index[--c->n];
+		pp->count--;
 		if (!c->n) {
 			pp->top[b] = c->prev;
 			free_page((unsigned long)c);
@@ -264,6 +293,8 @@ static void hzram_pp_release(struct hzram *hz, struct hzram_pp *pp)
 		hzram_pp_unmark(hz, index);
 		cond_resched();
 	}
+	free_page((unsigned long)pp->spare);
+	pp->spare = NULL;
 }
 
 /*
@@ -280,8 +311,9 @@ static void hzram_pp_scan(struct hzram *hz, struct hzram_pp *pp, u32 mode,
 	for (index = lo; index < hi; index++) {
 		struct hzram_slot *slot = &hz->table[index];
 		unsigned long flags;
-		bool ok = true;
 
+		if (!hzram_pp_reserve(pp))
+			break;
 		hzram_slot_lock(hz, index);
 		flags = slot->flags;
 		if (!slot->handle ||
@@ -295,14 +327,11 @@ static void hzram_pp_scan(struct hzram *hz, struct hzram_pp *pp, u32 mode,
 		/* Only recompression finds a page incompressible: none yet. */
 		if (mode & HZRAM_WB_INCOMPRESSIBLE)
 			goto next;
-		ok = hzram_pp_push(pp, (flags & HZRAM_SIZE_MASK) /
-				   HZRAM_PP_BUCKET_BYTES, index);
-		if (ok)
-			WRITE_ONCE(slot->flags, flags | BIT(HZRAM_SLOT_PP));
+		hzram_pp_push(pp, (flags & HZRAM_SIZE_MASK) /
+			      HZRAM_PP_BUCKET_BYTES, index);
+		WRITE_ONCE(slot->flags, flags | BIT(HZRAM_SLOT_PP));
 next:
 		hzram_slot_unlock(hz, index);
-		if (!ok)
-			break;
 		if (!(index % 1024))
 			cond_resched();
 	}
@@ -316,6 +345,7 @@ struct hzram_wb_req {
 	u32 index;
 	unsigned long blk;
 	u32 csum;
+	bool charged;		/* took a page off writeback_limit */
 	struct bio_vec bv;
 	struct bio bio;
 };
@@ -366,12 +396,15 @@ static int hzram_wb_ctl_init(struct hzram_wb_ctl *ctl, unsigned int n)
 	init_waitqueue_head(&ctl->done_wait);
 	ctl->in_flight = 0;
 	while (n--) {
+		/* Fewer writes at once rather than an OOM kill. */
 		struct hzram_wb_req *req = kzalloc(sizeof(*req),
-						   GFP_KERNEL | __GFP_NOWARN);
+						   GFP_KERNEL | __GFP_NORETRY |
+						   __GFP_NOWARN);
 
 		if (!req)
 			break;
-		req->page = alloc_page(GFP_KERNEL | __GFP_NOWARN);
+		req->page = alloc_page(GFP_KERNEL | __GFP_NORETRY |
+				       __GFP_NOWARN);
 		if (!req->page) {
 			kfree(req);
 			break;
@@ -382,16 +415,28 @@ static int hzram_wb_ctl_init(struct hzram_wb_ctl *ctl, unsigned int n)
 	return list_empty(&ctl->idle) ? -ENOMEM : 0;
 }
 
-/* Take one page off the budget before its write; give it back if it fails. */
-static void hzram_wb_limit_charge(struct hzram *hz, bool charge)
+/*
+ * Take one page off the budget before its write, if the limit is on.
+ * Return: whether it was taken, so that a failed write gives back only
+ * what it took (the limit may be switched or set meanwhile).
+ */
+static bool hzram_wb_limit_charge(struct hzram *hz)
+{
+	bool charged = false;
+
+	spin_lock(&hz->wb_limit_lock);
+	if (hz->wb_limit_enable && hz->wb_limit) {
+		hz->wb_limit -= PAGE_SIZE >> 12;
+		charged = true;
+	}
+	spin_unlock(&hz->wb_limit_lock);
+	return charged;
+}
+
+static void hzram_wb_limit_refund(struct hzram *hz)
 {
 	spin_lock(&hz->wb_limit_lock);
-	if (hz->wb_limit_enable) {
-		if (charge && hz->wb_limit)
-			hz->wb_limit -= PAGE_SIZE >> 12;
-		else if (!charge)
-			hz->wb_limit += PAGE_SIZE >> 12;
-	}
+	hz->wb_limit += PAGE_SIZE >> 12;
 	spin_unlock(&hz->wb_limit_lock);
 }
 
@@ -415,7 +460,8 @@ static int hzram_wb_complete(struct hzram *hz, struct hzram_wb_req *req)
 		pr_err_ratelimited("%s: page %u: writing block %lu failed: %d\n",
 				   hz->disk->disk_name, req->index, req->blk,
 				   err);
-		hzram_wb_limit_charge(hz, false);
+		if (req->charged)
+			hzram_wb_limit_refund(hz);
 		hzram_bd_release(hz, req->blk);
 		hzram_pp_unmark(hz, req->index);
 		return err;
@@ -515,7 +561,7 @@ static int hzram_wb_pages(struct hzram *hz, struct hzram_pp *pp,
 			(sector_t)req->blk << HZRAM_SECTOR_PAGE_SHIFT;
 		req->bio.bi_end_io = hzram_wb_endio;
 		__bio_add_page(&req->bio, req->page, PAGE_SIZE, 0);
-		hzram_wb_limit_charge(hz, true);
+		req->charged = hzram_wb_limit_charge(hz);
 		ctl->in_flight++;
 		submit_bio(&req->bio);
 		/* The done ones, without waiting: their pages go sooner. */
@@ -634,14 +680,16 @@ static int __hzram_writeback(struct hzram *hz, char *args)
 	pp = kzalloc(sizeof(*pp), GFP_KERNEL);
 	if (!pp)
 		return -ENOMEM;
-	ret = hzram_wb_ctl_init(&ctl, READ_ONCE(hz->wb_batch_size));
-	if (!ret) {
-		ret = hzram_wb_choose(hz, pp, args);
+	ret = hzram_wb_choose(hz, pp, args);
+	/* No more writes in flight than pages to write. */
+	if (!ret && pp->count) {
+		ret = hzram_wb_ctl_init(&ctl, min_t(unsigned long, pp->count,
+						    READ_ONCE(hz->wb_batch_size)));
 		if (!ret)
 			ret = hzram_wb_pages(hz, pp, &ctl);
+		hzram_wb_ctl_free(&ctl);
 	}
 	hzram_pp_release(hz, pp);
-	hzram_wb_ctl_free(&ctl);
 	kfree(pp);
 	return ret;
 }
@@ -696,9 +744,10 @@ void hzram_bd_drop(struct hzram *hz)
  * Replaces the backing device set before, if any.
  *
  * Return: 0; -EBUSY if @hz is initialised; -ENOTBLK if @path is not a
- * block device; -EINVAL if it is empty (hzram's own device, before it is
- * initialised, too); -ENOMEM; or what opening it returned (-ENOENT, or
- * -EBUSY if another holds it exclusively).
+ * block device; -EINVAL if it has no whole page, is an hzram device, or
+ * has logical blocks larger than a page; -ENOMEM; or what opening it
+ * returned (-ENOENT, or -EBUSY if another holds it exclusively, this
+ * device included).
  */
 int hzram_bd_set(struct hzram *hz, const char *path)
 {
@@ -725,6 +774,17 @@ int hzram_bd_set(struct hzram *hz, const char *path)
 		goto err_close;
 	}
 	bd->bdev = I_BDEV(inode);
+	/*
+	 * Not another hzram device: a read of a written-back page holds a
+	 * slot lock across the backing device's I/O, which would take a slot
+	 * lock of the same class, and wait on the same work queue. Not a
+	 * device whose blocks are larger than a page.
+	 */
+	if (hzram_is_hzram_disk(bd->bdev->bd_disk) ||
+	    bdev_logical_block_size(bd->bdev) > PAGE_SIZE) {
+		ret = -EINVAL;
+		goto err_close;
+	}
 	bd->nr_blocks = i_size_read(inode) >> PAGE_SHIFT;
 	/* A block index is a slot's handle; 0 blocks: our own device too. */
 	if (!bd->nr_blocks) {
