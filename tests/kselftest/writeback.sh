@@ -11,7 +11,9 @@
 . "$(dirname "$0")/hzramd-lib.sh"
 
 DBG=/sys/kernel/debug
-NR=4096			# pages of a 16 MiB device
+# The devices' size, and their pages: 2 MiB, whose hashes cost little
+# under lockdep and KASAN; the comparison with zram sets its own.
+SIZE=2M NR=512
 declare -A LOOP		# loop devices by name (mkloop)
 DEVS='' LOOPS=''	# what cleanup removes
 
@@ -26,10 +28,10 @@ add_dev() {
 	echo lz4 >/sys/block/$d/comp_algorithm
 }
 
-# init_dev DEV [BACKING]: BACKING as DEV's backing device, and 16 MiB.
+# init_dev DEV [BACKING]: BACKING as DEV's backing device, and SIZE.
 init_dev() {
 	[ -z "${2:-}" ] || echo "$2" >/sys/block/$1/backing_dev || return 1
-	echo 16M >/sys/block/$1/disksize
+	echo $SIZE >/sys/block/$1/disksize
 }
 
 # mkloop NAME BYTES: a loop device on a new file of BYTES in /tmp, as
@@ -210,7 +212,7 @@ record_steps() {
 		for v in 2 0 -1 abc; do
 			note $d "writeback_limit_enable $v: $(attr $d writeback_limit_enable $v), $(lim $d)"
 		done
-		echo 16M >/sys/block/$d/disksize
+		echo $SIZE >/sys/block/$d/disksize
 		note $d "initialised: backing_dev ${LOOP[tiny]} $(attr $d backing_dev "${LOOP[tiny]}"), $(cat /sys/block/$d/backing_dev)"
 		# Pages 0-7 and 40-47 random (huge), 8-15 zeros (same-filled),
 		# 16-39 text.
@@ -361,7 +363,7 @@ make_data() {
 
 # Writeback as zram does it, on zram and hzram in one guest.
 test_writeback_as_zram_does() {
-	local z h d devs
+	local z h d devs SIZE=16M NR=4096
 	DEVS='' LOOPS=''
 	trap cleanup EXIT
 	add_dev z zram
@@ -438,7 +440,7 @@ test_writeback_hzram() {
 	expect_eq "$(cat /sys/block/$h/backing_dev)" "${LOOP[main]}" "backing_dev after EBUSY"
 
 	# Pages 0-7 and 40-47 random (huge), 8-15 zeros, 16-39 text.
-	truncate -s 16M /tmp/wb-img.$h
+	truncate -s $SIZE /tmp/wb-img.$h
 	put $h 0 8 /tmp/random
 	put $h 8 8 /dev/zero
 	put $h 16 24 /tmp/text
@@ -583,7 +585,7 @@ test_writeback_hzram() {
 	init_dev $h "${LOOP[main]}"
 	expect_eq "$(bd $h)" "$(bdis 0 0 0)" "bd_stat initialised again"
 	truncate -s 0 /tmp/wb-img.$h
-	truncate -s 16M /tmp/wb-img.$h
+	truncate -s $SIZE /tmp/wb-img.$h
 	put $h 0 1 /tmp/random 5
 	echo page_index=0 >/sys/block/$h/writeback
 	expect_eq "$(bd $h)" "$(bdis 1 0 1)" "bd_stat after reset and a writeback"
@@ -599,7 +601,7 @@ test_writeback_hzram() {
 	echo 1 >/sys/block/$h2/reset
 	mkloop small $((8 * 4096))
 	init_dev $h2 "${LOOP[small]}"
-	truncate -s 16M /tmp/wb-img.$h2
+	truncate -s $SIZE /tmp/wb-img.$h2
 	put $h2 0 16 /tmp/random
 	expect_errno ENOSPC /sys/block/$h2/writeback huge
 	expect_eq "$(bd $h2) $(nsel $h2 '$3 ~ /w/')" "$(bdis 8 0 8) 8" "bd_stat, pages written back when full"
@@ -618,7 +620,7 @@ test_writeback_hzram() {
 	echo 1 >/sys/block/$h3/compressed_writeback
 	init_dev $h3 "${LOOP[comp]}"
 	expect_errno EBUSY /sys/block/$h3/compressed_writeback 0
-	truncate -s 16M /tmp/wb-img.$h3
+	truncate -s $SIZE /tmp/wb-img.$h3
 	put $h3 0 24 /tmp/text
 	put $h3 24 8 /tmp/random
 	echo page_indexes=0-31 >/sys/block/$h3/writeback
@@ -751,7 +753,7 @@ test_writeback_failed_writes() {
 	LOOPS="$n"
 	add_dev h hzram
 	init_dev $h "$n"
-	truncate -s 16M /tmp/wb-img.$h
+	truncate -s $SIZE /tmp/wb-img.$h
 	put $h 0 16 /tmp/random
 	echo 100 >/sys/block/$h/writeback_limit
 	echo 1 >/sys/block/$h/writeback_limit_enable
