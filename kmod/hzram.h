@@ -13,6 +13,7 @@
 #include <linux/blkdev.h>
 #include <linux/local_lock.h>
 #include <linux/lockdep.h>
+#include <linux/mempool.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/rwsem.h>
@@ -62,6 +63,20 @@ enum hzram_slot_bit {
 	 * idle.c); never set on an unwritten or a same-filled slot.
 	 */
 	HZRAM_SLOT_IDLE,
+	/*
+	 * Written back (writeback.c): the page is on the backing device, in
+	 * the block that handle holds, raw or, with compressed_writeback and
+	 * not HUGE, as the size bytes of its compressed data; the checksum
+	 * bits (HZRAM_CSUM_SHIFT) hold hzram_page_csum() of the block as
+	 * written. HUGE stays set on a huge page written back, as in zram.
+	 */
+	HZRAM_SLOT_WB,
+	/*
+	 * Chosen by a writeback under way, which writes the page back only
+	 * if the mark is still there when its block is written: every change
+	 * of the slot (hzram_slot_set()) and every access clears it.
+	 */
+	HZRAM_SLOT_PP,
 	__HZRAM_SLOT_BITS,
 };
 
@@ -76,6 +91,16 @@ struct hzram_slot {
 	unsigned long flags;	/* size (bytes) | BIT(enum hzram_slot_bit) */
 	u32 ac_time;		/* seconds since boot (boottime) of the last
 				 * read or write; 0 when freed */
+};
+
+/* The backing device of a device (writeback.c). */
+struct hzram_bd {
+	struct file *file;		/* opened O_EXCL: nobody else writes it */
+	struct block_device *bdev;
+	unsigned long nr_blocks;	/* pages it holds */
+	unsigned long *bitmap;		/* blocks in use */
+	unsigned long next;		/* where to look for a free one */
+	mempool_t *pages;		/* bounce pages for reads of blocks */
 };
 
 /* An encoded page on its way into a slot (io.c). */
@@ -106,6 +131,9 @@ struct hzram_stats {
 	atomic64_t notify_free;		/* swap_slot_free_notify calls */
 	atomic64_t miss_free;		/* notifications skipped: slot was busy */
 	atomic64_t writestall;		/* allocations that had to reclaim */
+	atomic64_t bd_count;		/* pages on the backing device now */
+	atomic64_t bd_reads;		/* pages read from it */
+	atomic64_t bd_writes;		/* pages written to it */
 	atomic_long_t max_used_pages;	/* peak of zs_get_total_pages() */
 	/* offload_stat: enum hzram_offload_stat_field, from HZRAM_OFF_STAGED */
 	atomic64_t offload[HZRAM_OFF_NR_FIELDS];
@@ -249,6 +277,23 @@ struct hzram {
 	struct work_struct nl_work;
 	unsigned long nl_next[2];	/* jiffies: WRITE_FAILED, MEM_LIMIT */
 
+	/*
+	 * The backing device (sysfs backing_dev): set and dropped under
+	 * init_lock for writing, while the device is not initialised, so
+	 * that it stays while there is data; NULL: none.
+	 */
+	struct hzram_bd *bd;
+	/* One writeback at a time; taken inside init_lock (read). */
+	struct mutex wb_mutex;
+	/* writeback_limit (in 4 KiB pages) and writeback_limit_enable. */
+	spinlock_t wb_limit_lock;
+	u64 wb_limit;
+	bool wb_limit_enable;
+	/* Writes to the backing device in flight at once (sysfs). */
+	unsigned int wb_batch_size;
+	/* Write back compressed data; under init_lock, set only uninitialised. */
+	bool compressed_wb;
+
 	struct gendisk *disk;
 	/* debugfs hzram/<disk>/ (block_state); NULL without debugfs. */
 	struct dentry *debugfs_dir;
@@ -284,11 +329,18 @@ static inline void hzram_slot_mark_idle(struct hzram *hz, u32 index, bool idle)
 		WRITE_ONCE(slot->flags, slot->flags & ~BIT(HZRAM_SLOT_IDLE));
 }
 
-/* Slot @index was read or written: not idle, accessed now. Lock held. */
+/*
+ * Slot @index was read or written: not idle, accessed now, and no longer
+ * to be written back by a writeback that chose it (as in zram). Lock held.
+ */
 static inline void hzram_slot_accessed(struct hzram *hz, u32 index)
 {
-	hzram_slot_mark_idle(hz, index, false);
-	hz->table[index].ac_time = (u32)ktime_get_boottime_seconds();
+	struct hzram_slot *slot = &hz->table[index];
+
+	hzram_assert_slot_locked(hz);
+	WRITE_ONCE(slot->flags, slot->flags &
+		   ~(BIT(HZRAM_SLOT_IDLE) | BIT(HZRAM_SLOT_PP)));
+	slot->ac_time = (u32)ktime_get_boottime_seconds();
 }
 
 static inline bool hzram_init_done(struct hzram *hz)
@@ -338,6 +390,9 @@ enum hzram_store_result hzram_store_staged(struct hzram *hz, u32 index,
 					   const void *data, void *scratch,
 					   bool swap, bool *refused);
 void hzram_stage_install(struct hzram *hz, u32 index, unsigned long cell);
+int hzram_wb_source(struct hzram *hz, u32 index, void *dst, bool compressed);
+bool hzram_wb_install(struct hzram *hz, u32 index, unsigned long blk,
+		      u32 csum);
 
 /* idle.c: idle marking (sysfs idle) and debugfs hzram/<disk>/block_state. */
 int hzram_mark_idle(struct hzram *hz, const char *buf);
@@ -346,6 +401,17 @@ void hzram_debugfs_exit(void);
 void hzram_debugfs_add(struct hzram *hz);
 void hzram_debugfs_remove(struct hzram *hz);
 extern struct dentry *hzram_debugfs_root;
+
+/* writeback.c: the backing device and writeback (sysfs). */
+int hzram_wb_init(void);
+void hzram_wb_exit(void);
+void hzram_wb_device_init(struct hzram *hz);
+int hzram_bd_set(struct hzram *hz, const char *path);
+void hzram_bd_drop(struct hzram *hz);
+void hzram_bd_release(struct hzram *hz, unsigned long blk);
+int hzram_bd_read(struct hzram *hz, u32 index, unsigned int off, void *dst,
+		  unsigned int len);
+extern const struct attribute_group hzram_wb_group;
 
 /* offload.c, offload_read.c, offload_ctl.c: the helper (hzramd). */
 int hzram_offload_init(void);
@@ -404,6 +470,7 @@ static inline bool hzram_fail_decompress(void) { return false; }
 extern struct mutex hzram_index_mutex;
 struct hzram *hzram_find(int id);
 struct hzram *hzram_find_next(int *id);
+bool hzram_is_hzram_disk(struct gendisk *disk);
 
 /* sysfs.c */
 extern const struct attribute_group *hzram_disk_groups[];

@@ -5,7 +5,8 @@
  * Every slot keeps the time of its last read or write (seconds since
  * boot), always: zram's CONFIG_ZRAM_TRACK_ENTRY_ACTIME is no option here.
  * Writing "all" or an age in seconds to sysfs idle marks the written
- * slots not accessed since (same-filled ones excepted, as in zram); a
+ * slots not accessed since (same-filled and written-back ones excepted,
+ * as in zram); a
  * read or a write clears the mark. debugfs hzram/<disk>/block_state
  * lists every written slot: index, access time, state letters, in
  * zram's format.
@@ -27,7 +28,8 @@ static bool hzram_slot_written(struct hzram *hz, u32 index)
 	const struct hzram_slot *slot = &hz->table[index];
 
 	return slot->handle || (slot->flags & (BIT(HZRAM_SLOT_SAME) |
-					       BIT(HZRAM_SLOT_STAGED)));
+					       BIT(HZRAM_SLOT_STAGED) |
+					       BIT(HZRAM_SLOT_WB)));
 }
 
 /*
@@ -43,8 +45,10 @@ static void __hzram_mark_idle(struct hzram *hz, u32 cutoff)
 	lockdep_assert_held(&hz->init_lock);
 	for (index = 0; index < nr; index++) {
 		hzram_slot_lock(hz, index);
+		/* As zram: never same-filled or written-back pages. */
 		if (hzram_slot_written(hz, index) &&
-		    !(hz->table[index].flags & BIT(HZRAM_SLOT_SAME)))
+		    !(hz->table[index].flags & (BIT(HZRAM_SLOT_SAME) |
+						BIT(HZRAM_SLOT_WB))))
 			hzram_slot_mark_idle(hz, index, !cutoff ||
 					     cutoff > hz->table[index].ac_time);
 		hzram_slot_unlock(hz, index);
@@ -94,7 +98,7 @@ int hzram_mark_idle(struct hzram *hz, const char *buf)
  * counts slots, as zram's does): "%12lu %12u.%06d %c%c%c%c%c%c\n", the
  * index, the access time, then s (same-filled), w (written back), h
  * (huge), i (idle), r (recompressed), n (incompressible) or '.'; hzram
- * has no backing device nor recompression yet: w, r and n stay '.'.
+ * has no recompression yet: r and n stay '.'.
  */
 static ssize_t hzram_block_state_read(struct file *file, char __user *ubuf,
 				      size_t count, loff_t *ppos)
@@ -126,7 +130,7 @@ static ssize_t hzram_block_state_read(struct file *file, char __user *ubuf,
 				     "%12lu %12u.%06d %c%c%c%c%c%c\n", index,
 				     hz->table[index].ac_time, 0,
 				     flags & BIT(HZRAM_SLOT_SAME) ? 's' : '.',
-				     '.',
+				     flags & BIT(HZRAM_SLOT_WB) ? 'w' : '.',
 				     flags & BIT(HZRAM_SLOT_HUGE) ? 'h' : '.',
 				     flags & BIT(HZRAM_SLOT_IDLE) ? 'i' : '.',
 				     '.', '.');

@@ -120,6 +120,10 @@ static void hzram_slot_free(struct hzram *hz, u32 index)
 	if (hzram_slot_test(hz, index, HZRAM_SLOT_SAME)) {
 		atomic64_dec(&hz->stats.same_pages);
 		atomic64_dec(&hz->stats.pages_stored);
+	} else if (hzram_slot_test(hz, index, HZRAM_SLOT_WB)) {
+		/* Its memory and huge count went when it was written back. */
+		hzram_bd_release(hz, slot->handle);
+		atomic64_dec(&hz->stats.pages_stored);
 	} else if (hzram_slot_test(hz, index, HZRAM_SLOT_STAGED)) {
 		/* The cell stays its batch's; the batch's result is dropped. */
 		atomic64_dec(&hz->stats.offload[HZRAM_OFF_STAGED]);
@@ -432,6 +436,8 @@ static int __hzram_load(struct hzram *hz, u32 index, void *dst)
 	int ret = 0;
 
 	hzram_assert_slot_locked(hz);
+	if (hzram_slot_test(hz, index, HZRAM_SLOT_WB))
+		return hzram_bd_read(hz, index, 0, dst, PAGE_SIZE);
 	if (hzram_slot_test(hz, index, HZRAM_SLOT_STAGED)) {
 		/* The arena is there while any slot is STAGED. */
 		memcpy(dst, hz->staging + slot->handle * PAGE_SIZE, PAGE_SIZE);
@@ -527,6 +533,9 @@ static int hzram_read(struct hzram *hz, u32 index, unsigned int off, void *mem,
 	hzram_slot_lock(hz, index);
 	if (len == PAGE_SIZE) {
 		ret = __hzram_load(hz, index, mem);
+	} else if (hzram_slot_test(hz, index, HZRAM_SLOT_WB)) {
+		/* Block I/O, which may sleep: not under the stream. */
+		ret = hzram_bd_read(hz, index, off, mem, len);
 	} else {
 		strm = hzram_strm_get(hz->comp);
 		ret = __hzram_load(hz, index, strm->scratch);
@@ -565,8 +574,8 @@ u32 hzram_page_csum(const void *page)
  * what the module decodes if the helper does not.
  *
  * Return: the bytes copied; 0 if the slot holds no LZ4 data that fits
- * (unwritten, same-filled, raw, staged, or longer than @room): the
- * caller reads the page itself.
+ * (unwritten, same-filled, raw, staged, written back, or longer than
+ * @room): the caller reads the page itself.
  */
 unsigned int hzram_read_snapshot(struct hzram *hz, u32 index, void *dst,
 				 unsigned int room, u32 *csum, bool *has_csum)
@@ -578,6 +587,7 @@ unsigned int hzram_read_snapshot(struct hzram *hz, u32 index, void *dst,
 	hzram_slot_lock(hz, index);
 	if (slot->handle && !hzram_slot_test(hz, index, HZRAM_SLOT_SAME) &&
 	    !hzram_slot_test(hz, index, HZRAM_SLOT_STAGED) &&
+	    !hzram_slot_test(hz, index, HZRAM_SLOT_WB) &&
 	    !hzram_slot_test(hz, index, HZRAM_SLOT_HUGE) &&
 	    hzram_slot_size(hz, index) <= room) {
 		len = hzram_slot_size(hz, index);
@@ -618,6 +628,73 @@ void hzram_stage_install(struct hzram *hz, u32 index, unsigned long cell)
 	atomic64_inc(&hz->stats.pages_stored);
 	hzram_slot_accessed(hz, index);
 	hzram_slot_unlock(hz, index);
+}
+
+/**
+ * hzram_wb_source() - what writeback writes of slot @index
+ * @hz: the device
+ * @index: a compressed or huge page; its slot lock is held
+ * @dst: PAGE_SIZE bytes: set to the page, or with @compressed and a
+ *	compressed page, to its compressed data followed by zeros
+ * @compressed: compressed_writeback
+ *
+ * Return: 0, or -EIO if the page does not decode.
+ */
+int hzram_wb_source(struct hzram *hz, u32 index, void *dst, bool compressed)
+{
+	unsigned int len = hzram_slot_size(hz, index);
+	unsigned long handle = hz->table[index].handle;
+	const void *src;
+
+	hzram_assert_slot_locked(hz);
+	if (!compressed || len == PAGE_SIZE)
+		return __hzram_load(hz, index, dst);
+	src = hzram_zs_read_begin(hz->mem_pool, handle, len, dst);
+	if (src != dst)
+		memcpy(dst, src, len);
+	hzram_zs_read_end(hz->mem_pool, handle, len, src);
+	memset(dst + len, 0, PAGE_SIZE - len);
+	return 0;
+}
+
+/**
+ * hzram_wb_install() - slot @index was written back to block @blk
+ * @hz: the device
+ * @index: the page, chosen for writeback (HZRAM_SLOT_PP)
+ * @blk: the block on the backing device holding what hzram_wb_source()
+ *	gave
+ * @csum: hzram_page_csum() of that block
+ *
+ * The slot's memory is freed; it keeps its size (the length of the
+ * compressed data, which a compressed block needs), its access time and
+ * its huge mark, as in zram, and loses its idle mark.
+ *
+ * Return: true; false if the slot changed or was accessed since it was
+ * chosen (the mark is gone), and keeps its data: @blk is then the
+ * caller's to release.
+ */
+bool hzram_wb_install(struct hzram *hz, u32 index, unsigned long blk, u32 csum)
+{
+	struct hzram_slot *slot = &hz->table[index];
+	unsigned int len;
+	bool huge;
+
+	hzram_slot_lock(hz, index);
+	if (!hzram_slot_test(hz, index, HZRAM_SLOT_PP)) {
+		hzram_slot_unlock(hz, index);
+		return false;
+	}
+	len = hzram_slot_size(hz, index);
+	huge = hzram_slot_test(hz, index, HZRAM_SLOT_HUGE);
+	if (huge)
+		atomic64_dec(&hz->stats.huge_pages);
+	zs_free(hz->mem_pool, slot->handle);
+	atomic64_sub(len, &hz->stats.compr_data_size);
+	hzram_slot_set(hz, index, blk, len, BIT(HZRAM_SLOT_WB) |
+		       (huge ? BIT(HZRAM_SLOT_HUGE) : 0) |
+		       (unsigned long)csum << HZRAM_CSUM_SHIFT);
+	hzram_slot_unlock(hz, index);
+	return true;
 }
 
 /* True if slot @index still holds staging cell @cell; the lock is held. */

@@ -81,6 +81,7 @@ static int hzram_add(void)
 	init_rwsem(&hz->init_lock);
 	hzram_nl_device_init(hz);
 	hzram_offload_params_init(&hz->offp);
+	hzram_wb_device_init(hz);
 	strscpy(hz->comp_algorithm, HZRAM_DEFAULT_COMP,
 		sizeof(hz->comp_algorithm));
 
@@ -160,6 +161,12 @@ static int hzram_remove(struct hzram *hz)
 	put_disk(disk);
 	kfree(hz);
 	return 0;
+}
+
+/* True if @disk is one of hzram's devices. */
+bool hzram_is_hzram_disk(struct gendisk *disk)
+{
+	return disk->fops == &hzram_devops;
 }
 
 /*
@@ -252,9 +259,12 @@ static int __init hzram_init(void)
 	ret = hzram_offload_init();
 	if (ret)
 		goto err_comp_exit;
-	ret = hzram_nl_init();
+	ret = hzram_wb_init();
 	if (ret)
 		goto err_offload_exit;
+	ret = hzram_nl_init();
+	if (ret)
+		goto err_wb_exit;
 	hzram_debugfs_init();
 	hzram_fault_init();
 	hzram_major = register_blkdev(0, HZRAM_DEVICE_PREFIX);
@@ -296,6 +306,8 @@ err_destroy_devices:
 err_debugfs_exit:
 	hzram_debugfs_exit();
 	hzram_nl_exit();
+err_wb_exit:
+	hzram_wb_exit();
 err_offload_exit:
 	hzram_offload_exit();
 err_comp_exit:
@@ -312,6 +324,7 @@ static void __exit hzram_exit(void)
 	unregister_blkdev(hzram_major, HZRAM_DEVICE_PREFIX);
 	hzram_debugfs_exit();
 	hzram_nl_exit();
+	hzram_wb_exit();
 	hzram_offload_exit();
 	hzram_comp_exit();
 }

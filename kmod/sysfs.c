@@ -138,6 +138,7 @@ void hzram_reset_device(struct hzram *hz)
 	strscpy(hz->comp_algorithm, HZRAM_DEFAULT_COMP,
 		sizeof(hz->comp_algorithm));
 	if (!hzram_init_done(hz)) {
+		hzram_bd_drop(hz);
 		up_write(&hz->init_lock);
 		return;
 	}
@@ -149,6 +150,8 @@ void hzram_reset_device(struct hzram *hz)
 	set_capacity_and_notify(hz->disk, 0);
 	part_stat_set_all(hz->disk->part0, 0);
 	hzram_meta_free(hz, hz->disksize);
+	/* As zram: the backing device goes; its settings stay. */
+	hzram_bd_drop(hz);
 	hzram_comp_destroy(hz->comp);
 	hz->comp = NULL;
 	hz->disksize = 0;
@@ -594,5 +597,6 @@ static const struct attribute_group hzram_disk_group = {
 
 const struct attribute_group *hzram_disk_groups[] = {
 	&hzram_disk_group,
+	&hzram_wb_group,
 	NULL,
 };

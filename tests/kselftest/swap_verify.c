@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * swap_verify [-r] [-p] MIB [PASSES [DATA]]: allocate MIB MiB of anonymous
+ * swap_verify [-r] [-p [-w FILE]] MIB [PASSES [DATA]]: allocate MIB MiB of anonymous
  * memory, fill it, then read every word back PASSES times (default 2),
  * walking the memory in a different order each pass so that pages go out
  * to swap and come back. Exits 0 when every word was right, 1 on the first
@@ -15,7 +15,9 @@
  *
  * With -p, once written the memory is paged out at once
  * (madvise(MADV_PAGEOUT)), without memory pressure: each page goes to swap
- * once and comes back at the first pass.
+ * once and comes back at the first pass. With -w FILE it then creates FILE
+ * and waits until it is gone before reading anything back, so that a test
+ * can act on the swapped-out pages (write them back, say) meanwhile.
  *
  * By default each page is 256 pseudo-random bytes (unique to each word)
  * followed by a repeated word, so it compresses about tenfold: a
@@ -29,6 +31,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef MADV_PAGEOUT
@@ -81,20 +84,26 @@ static int map_data(const char *path)
 int main(int argc, char **argv)
 {
 	unsigned long mib, passes = 2, pages, p, pass, reverse = 0, pageout = 0;
+	const char *wait_file = NULL;
 	uint64_t *mem;
 	unsigned int i;
 
 	for (; argc > 1 && argv[1][0] == '-' && argv[1][1] && !argv[1][2]; argc--, argv++) {
-		if (argv[1][1] == 'r')
+		if (argv[1][1] == 'r') {
 			reverse = 1;
-		else if (argv[1][1] == 'p')
+		} else if (argv[1][1] == 'p') {
 			pageout = 1;
-		else
+		} else if (argv[1][1] == 'w' && argc > 2) {
+			wait_file = argv[2];
+			argc--, argv++;
+		} else {
 			break;
+		}
 	}
 	if (argc < 2 || argc > 4 || !(mib = strtoul(argv[1], NULL, 10)) ||
-	    (argc >= 3 && !(passes = strtoul(argv[2], NULL, 10)))) {
-		fprintf(stderr, "usage: swap_verify [-r] [-p] MIB [PASSES [DATA]]\n");
+	    (argc >= 3 && !(passes = strtoul(argv[2], NULL, 10))) ||
+	    (wait_file && !pageout)) {
+		fprintf(stderr, "usage: swap_verify [-r] [-p [-w FILE]] MIB [PASSES [DATA]]\n");
 		return 2;
 	}
 	if (argc == 4 && map_data(argv[3]))
@@ -118,6 +127,18 @@ int main(int argc, char **argv)
 		printf("swap_verify: paged out %lu MiB\n", mib);
 	}
 	fflush(stdout);
+	if (wait_file) {
+		const struct timespec tick = { 0, 10 * 1000 * 1000 };
+		int fd = open(wait_file, O_WRONLY | O_CREAT | O_EXCL, 0600);
+
+		if (fd < 0) {
+			perror(wait_file);
+			return 2;
+		}
+		close(fd);
+		while (access(wait_file, F_OK) == 0)
+			nanosleep(&tick, NULL);
+	}
 
 	for (pass = 0; pass < passes; pass++) {
 		/* Odd passes walk backwards (even ones with -r). */
