@@ -93,10 +93,25 @@ struct hzram_slot {
 				 * read or write; 0 when freed */
 };
 
-/* The backing device of a device (writeback.c). */
+/* Pages of a backing file, contiguous on its filesystem's device. */
+struct hzram_bd_extent {
+	unsigned long page;		/* the first page of the file */
+	unsigned long nr;		/* pages */
+	sector_t sector;		/* where the first is on the device */
+};
+
+/* The backing device of a device (writeback.c): a block device or a file. */
 struct hzram_bd {
-	struct file *file;		/* opened O_EXCL: nobody else writes it */
-	struct block_device *bdev;
+	/*
+	 * A block device, opened O_EXCL: nobody else writes it. A file, held
+	 * as swap holds its files (S_SWAPFILE): not written, truncated,
+	 * moved or removed by anyone else while hzram has it.
+	 */
+	struct file *file;
+	struct block_device *bdev;	/* the device, or the file's fs's */
+	struct inode *inode;		/* a file: its inode; NULL otherwise */
+	struct hzram_bd_extent *ext;	/* a file: where its pages are */
+	unsigned int nr_ext;
 	unsigned long nr_blocks;	/* pages it holds */
 	unsigned long *bitmap;		/* blocks in use */
 	unsigned long next;		/* where to look for a free one */

@@ -3,7 +3,9 @@
  * hzram: the backing device and writeback, as zram has them (7.3).
  *
  * Before a device is initialised, sysfs backing_dev names a block device,
- * which hzram opens exclusively and keeps until reset. Writing to sysfs
+ * which hzram opens exclusively and keeps until reset, or, beyond zram, a
+ * regular file, held as swap holds a swap file and mapped once to the
+ * blocks of its filesystem's device (hzram_bd_map_file()). Writing to sysfs
  * writeback then moves pages out of memory onto it, a page to a block:
  * the pages chosen by type (idle, huge, huge_idle, incompressible) or by
  * index, larger compressed pages first. A slot written back is WB, its
@@ -32,8 +34,11 @@
 
 #include <linux/bio.h>
 #include <linux/blkdev.h>
+#include <linux/capability.h>
+#include <linux/dcache.h>
 #include <linux/fs.h>
 #include <linux/highmem.h>
+#include <linux/pagemap.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
@@ -114,10 +119,31 @@ static unsigned long hzram_bd_reserve(struct hzram *hz)
 struct hzram_bd_io {
 	struct work_struct work;
 	struct block_device *bdev;
-	unsigned long blk;
+	sector_t sector;
 	struct page *page;
 	int err;
 };
+
+/* Where block @blk of the backing device or file is on bd->bdev. */
+static sector_t hzram_bd_sector(const struct hzram_bd *bd, unsigned long blk)
+{
+	const struct hzram_bd_extent *e;
+	unsigned int lo = 0, hi = bd->nr_ext, mid;
+
+	if (!bd->inode)
+		return (sector_t)blk << HZRAM_SECTOR_PAGE_SHIFT;
+	/* The last extent that starts at or before @blk: it holds it. */
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if (bd->ext[mid].page <= blk)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	e = &bd->ext[lo];
+	WARN_ON_ONCE(blk < e->page || blk >= e->page + e->nr);
+	return e->sector + ((sector_t)(blk - e->page) << HZRAM_SECTOR_PAGE_SHIFT);
+}
 
 static void hzram_bd_io_fn(struct work_struct *work)
 {
@@ -126,7 +152,7 @@ static void hzram_bd_io_fn(struct work_struct *work)
 	struct bio bio;
 
 	bio_init(&bio, io->bdev, &bv, 1, REQ_OP_READ | REQ_SYNC);
-	bio.bi_iter.bi_sector = (sector_t)io->blk << HZRAM_SECTOR_PAGE_SHIFT;
+	bio.bi_iter.bi_sector = io->sector;
 	__bio_add_page(&bio, io->page, PAGE_SIZE, 0);
 	io->err = submit_bio_wait(&bio);
 	bio_uninit(&bio);
@@ -150,9 +176,10 @@ int hzram_bd_read(struct hzram *hz, u32 index, unsigned int off, void *dst,
 {
 	const struct hzram_slot *slot = &hz->table[index];
 	unsigned int size = slot->flags & HZRAM_SIZE_MASK;
+	unsigned long blk = slot->handle;
 	struct hzram_bd_io io = {
 		.bdev = hz->bd->bdev,
-		.blk = slot->handle,
+		.sector = hzram_bd_sector(hz->bd, blk),
 	};
 	struct hzram_strm *strm;
 	void *buf;
@@ -169,14 +196,14 @@ int hzram_bd_read(struct hzram *hz, u32 index, unsigned int off, void *dst,
 	ret = io.err;
 	if (ret) {
 		pr_err_ratelimited("%s: page %u: block %lu cannot be read: %d\n",
-				   hz->disk->disk_name, index, io.blk, ret);
+				   hz->disk->disk_name, index, blk, ret);
 		ret = -EIO;
 		goto out;
 	}
 	buf = kmap_local_page(io.page);
 	if (hzram_page_csum(buf) != (u32)(slot->flags >> HZRAM_CSUM_SHIFT)) {
 		pr_err_ratelimited("%s: page %u: block %lu reads back other than written\n",
-				   hz->disk->disk_name, index, io.blk);
+				   hz->disk->disk_name, index, blk);
 		ret = -EIO;
 	} else if (!hz->compressed_wb || size == PAGE_SIZE) {
 		memcpy(dst, buf + off, len);
@@ -193,7 +220,7 @@ int hzram_bd_read(struct hzram *hz, u32 index, unsigned int off, void *dst,
 		}
 		if (ret)
 			pr_err_ratelimited("%s: page %u: block %lu does not decompress\n",
-					   hz->disk->disk_name, index, io.blk);
+					   hz->disk->disk_name, index, blk);
 	}
 	kunmap_local(buf);
 out:
@@ -557,8 +584,7 @@ static int hzram_wb_pages(struct hzram *hz, struct hzram_pp *pp,
 		req->blk = blk;
 		blk = HZRAM_NO_BLOCK;
 		bio_init(&req->bio, hz->bd->bdev, &req->bv, 1, REQ_OP_WRITE);
-		req->bio.bi_iter.bi_sector =
-			(sector_t)req->blk << HZRAM_SECTOR_PAGE_SHIFT;
+		req->bio.bi_iter.bi_sector = hzram_bd_sector(hz->bd, req->blk);
 		req->bio.bi_end_io = hzram_wb_endio;
 		__bio_add_page(&req->bio, req->page, PAGE_SIZE, 0);
 		req->charged = hzram_wb_limit_charge(hz);
@@ -719,6 +745,155 @@ static ssize_t writeback_store(struct device *dev, struct device_attribute *attr
 	return ret ? ret : len;
 }
 
+/*
+ * Let go of a backing file's inode and map (hzram_bd_map_file()). What
+ * its page cache held is older than its blocks: dropped, so that the file
+ * reads what is on disk afterwards.
+ */
+static void hzram_bd_unmap_file(struct hzram_bd *bd)
+{
+	if (bd->inode) {
+		invalidate_mapping_pages(bd->inode->i_mapping, 0, -1);
+		inode_lock(bd->inode);
+		bd->inode->i_flags &= ~S_SWAPFILE;
+		inode_unlock(bd->inode);
+		bd->inode = NULL;
+	}
+	kvfree(bd->ext);
+	bd->ext = NULL;
+	bd->nr_ext = 0;
+}
+
+/* Add page @page of the file, at @sector, to the map. */
+static int hzram_bd_map_page(struct hzram_bd *bd, unsigned int *room,
+			     unsigned long page, sector_t sector)
+{
+	struct hzram_bd_extent *e = bd->nr_ext ? &bd->ext[bd->nr_ext - 1] : NULL;
+
+	if (e && e->page + e->nr == page &&
+	    e->sector + ((sector_t)e->nr << HZRAM_SECTOR_PAGE_SHIFT) == sector) {
+		e->nr++;
+		return 0;
+	}
+	if (bd->nr_ext == *room) {
+		unsigned int n = *room ? 2 * *room : 16;
+		struct hzram_bd_extent *ext;
+
+		ext = kvmalloc_array(n, sizeof(*ext), GFP_KERNEL);
+		if (!ext)
+			return -ENOMEM;
+		if (bd->nr_ext)
+			memcpy(ext, bd->ext, bd->nr_ext * sizeof(*ext));
+		kvfree(bd->ext);
+		bd->ext = ext;
+		*room = n;
+	}
+	bd->ext[bd->nr_ext++] = (struct hzram_bd_extent){
+		.page = page, .nr = 1, .sector = sector,
+	};
+	return 0;
+}
+
+/*
+ * Filesystems whose files keep their blocks where bmap() found them while
+ * S_SWAPFILE is set, and that only this kernel writes: ext2/3/4 and XFS.
+ * (f2fs's cleaner moves blocks of any file it has not pinned; FUSE and
+ * cluster filesystems can be written from elsewhere.)
+ */
+#define HZRAM_EXT4_SUPER_MAGIC	0xEF53
+#define HZRAM_XFS_SUPER_MAGIC	0x58465342
+
+/*
+ * A regular file as backing store, as swap takes a swap file: held
+ * (S_SWAPFILE: nobody writes, truncates, moves or removes it meanwhile),
+ * its dirty pages written and its page cache dropped, then each page's
+ * blocks mapped once (bmap()), so that writeback and reads go straight to
+ * the filesystem's device, with no filesystem call on the I/O path. Every
+ * page must be allocated and written (a hole, or an extent allocated and
+ * never written, maps to nothing), in blocks contiguous within the page.
+ *
+ * Return: 0, with bd->bdev, bd->nr_blocks and the map set; -EPERM
+ * without CAP_SYS_ADMIN; -EOPNOTSUPP on a kernel without swap (no
+ * S_SWAPFILE to hold the file with); -ENOENT if the file was removed;
+ * -EBUSY if it is held already (as swap, or by an hzram device);
+ * -ETXTBSY if it is mapped shared and writable, or its page cache cannot
+ * be dropped; -EINVAL if it is not on ext2/3/4 or XFS, is a DAX or an
+ * encrypted file, has blocks larger than a page, or a page that does not
+ * map; -EINTR; -ENOMEM; or what fsync returned. On error,
+ * hzram_bd_unmap_file() lets go of what was taken.
+ */
+static int hzram_bd_map_file(struct hzram_bd *bd, struct inode *inode)
+{
+	const unsigned int blkbits = inode->i_blkbits;
+	unsigned long magic = inode->i_sb->s_magic;
+	unsigned int i, room = 0;
+	unsigned long page, nr;
+	sector_t first, b;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (!IS_ENABLED(CONFIG_SWAP))
+		return -EOPNOTSUPP;
+	if ((magic != HZRAM_EXT4_SUPER_MAGIC &&
+	     magic != HZRAM_XFS_SUPER_MAGIC) || !inode->i_sb->s_bdev ||
+	    blkbits > PAGE_SHIFT || IS_DAX(inode) || IS_ENCRYPTED(inode))
+		return -EINVAL;
+	inode_lock(inode);
+	if (d_unlinked(bd->file->f_path.dentry)) {
+		inode_unlock(inode);
+		return -ENOENT;
+	}
+	if (IS_SWAPFILE(inode)) {
+		inode_unlock(inode);
+		return -EBUSY;
+	}
+	/* A shared writable mapping could still dirty its pages. */
+	if (mapping_writably_mapped(inode->i_mapping)) {
+		inode_unlock(inode);
+		return -ETXTBSY;
+	}
+	inode->i_flags |= S_SWAPFILE;
+	inode_unlock(inode);
+	bd->inode = inode;
+	if (inode->i_mode & 0077)
+		pr_warn("backing file %pD is open to others than its owner (mode %03o)\n",
+			bd->file, inode->i_mode & 0777);
+	/*
+	 * Blocks the page cache has yet to write would land on ours later:
+	 * written, with what maps them, and then the cache dropped (a page
+	 * pinned meanwhile, which could be dirtied when let go, fails it).
+	 */
+	inode_dio_wait(inode);
+	ret = vfs_fsync(bd->file, 0);
+	if (ret)
+		return ret;
+	if (invalidate_inode_pages2(inode->i_mapping))
+		return -ETXTBSY;
+	nr = i_size_read(inode) >> PAGE_SHIFT;
+	for (page = 0; page < nr; page++) {
+		first = 0;
+		for (i = 0; i < 1U << (PAGE_SHIFT - blkbits); i++) {
+			b = ((sector_t)page << (PAGE_SHIFT - blkbits)) + i;
+			ret = bmap(inode, &b);
+			if (ret || !b || (i && b != first + i))
+				return -EINVAL;
+			if (!i)
+				first = b;
+		}
+		ret = hzram_bd_map_page(bd, &room, page,
+					first << (blkbits - SECTOR_SHIFT));
+		if (ret)
+			return ret;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+	}
+	bd->bdev = inode->i_sb->s_bdev;
+	bd->nr_blocks = nr;
+	return 0;
+}
+
 /* Close the backing device; init_lock is held for writing, no data left. */
 void hzram_bd_drop(struct hzram *hz)
 {
@@ -730,6 +905,7 @@ void hzram_bd_drop(struct hzram *hz)
 	hz->bd = NULL;
 	WARN_ON_ONCE(!bitmap_empty(bd->bitmap, bd->nr_blocks));
 	/* Blocks written are on the device: nothing is cached to flush. */
+	hzram_bd_unmap_file(bd);
 	filp_close(bd->file, NULL);
 	mempool_destroy(bd->pages);
 	kvfree(bd->bitmap);
@@ -737,17 +913,19 @@ void hzram_bd_drop(struct hzram *hz)
 }
 
 /**
- * hzram_bd_set() - make the block device at @path the backing device
+ * hzram_bd_set() - make the block device or file at @path the backing
+ *	device
  * @hz: the device, not initialised
- * @path: the device's path (a trailing newline is ignored)
+ * @path: the device's or file's path (a trailing newline is ignored)
  *
  * Replaces the backing device set before, if any.
  *
- * Return: 0; -EBUSY if @hz is initialised; -ENOTBLK if @path is not a
- * block device; -EINVAL if it has no whole page, is an hzram device, or
- * has logical blocks larger than a page; -ENOMEM; or what opening it
- * returned (-ENOENT, or -EBUSY if another holds it exclusively, this
- * device included).
+ * Return: 0; -EBUSY if @hz is initialised; -ENOTBLK if @path is neither
+ * a block device nor a regular file; -EINVAL if it has no whole page, is
+ * an hzram device or on one, or has logical blocks larger than a page;
+ * for a file, what hzram_bd_map_file() returns; -ENOMEM; or what opening
+ * it returned (-ENOENT, -EISDIR, or -EBUSY if another holds it
+ * exclusively, this device included).
  */
 int hzram_bd_set(struct hzram *hz, const char *path)
 {
@@ -769,11 +947,17 @@ int hzram_bd_set(struct hzram *hz, const char *path)
 		goto err_unlock;
 	}
 	inode = bd->file->f_mapping->host;
-	if (!S_ISBLK(inode->i_mode)) {
+	if (S_ISBLK(inode->i_mode)) {
+		bd->bdev = I_BDEV(inode);
+		bd->nr_blocks = i_size_read(inode) >> PAGE_SHIFT;
+	} else if (S_ISREG(inode->i_mode)) {
+		ret = hzram_bd_map_file(bd, inode);
+		if (ret)
+			goto err_close;
+	} else {
 		ret = -ENOTBLK;
 		goto err_close;
 	}
-	bd->bdev = I_BDEV(inode);
 	/*
 	 * Not another hzram device: a read of a written-back page holds a
 	 * slot lock across the backing device's I/O, which would take a slot
@@ -785,7 +969,6 @@ int hzram_bd_set(struct hzram *hz, const char *path)
 		ret = -EINVAL;
 		goto err_close;
 	}
-	bd->nr_blocks = i_size_read(inode) >> PAGE_SHIFT;
 	/* A block index is a slot's handle; 0 blocks: our own device too. */
 	if (!bd->nr_blocks) {
 		ret = -EINVAL;
@@ -809,6 +992,7 @@ int hzram_bd_set(struct hzram *hz, const char *path)
 err_free_bitmap:
 	kvfree(bd->bitmap);
 err_close:
+	hzram_bd_unmap_file(bd);
 	filp_close(bd->file, NULL);
 err_unlock:
 	up_write(&hz->init_lock);

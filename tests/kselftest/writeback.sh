@@ -806,6 +806,154 @@ test_writeback_swapped_pages() {
 	expect_eq "$(sel $h 1) $(bd $h 1)" "0  1" "pages left after swapoff, blocks held"
 }
 
+# A regular file as backing store (hzram's own, beyond zram): on ext4 on
+# a loop device. Held while in use (not written, truncated or removed;
+# not taken by a second device); a file with holes refused; the data
+# back whole through its blocks; let go at reset.
+test_writeback_to_a_file() {
+	local h h2 fs=/tmp/wbfs f i
+	DEVS='' LOOPS=''
+	trap 'cleanup; umount /tmp/wbfs 2>/dev/null || true; rmdir /tmp/wbfs 2>/dev/null || true' EXIT
+	mkloop fs $((32 << 20))
+	mkfs.ext4 -q -F "${LOOP[fs]}"
+	mkdir -p $fs
+	mount -t ext4 "${LOOP[fs]}" $fs
+	f=$fs/backing
+	add_dev h hzram
+	add_dev h2 hzram
+	truncate -s 4M $fs/sparse
+	expect_errno EINVAL /sys/block/$h/backing_dev $fs/sparse
+	dd if=/dev/zero of=$fs/half bs=4096 count=4 status=none
+	truncate -s 32K $fs/half	# pages 4-7 a hole
+	expect_errno EINVAL /sys/block/$h/backing_dev $fs/half
+	expect_errno EISDIR /sys/block/$h/backing_dev $fs
+	# Written, not only allocated: blocks that map.
+	dd if=/dev/zero of=$f bs=1M count=4 status=none
+	echo "$f" >/sys/block/$h/backing_dev
+	expect_eq "$(cat /sys/block/$h/backing_dev)" "$f" "backing_dev"
+	expect_errno EBUSY /sys/block/$h2/backing_dev "$f"
+	# Held as a swap file is.
+	if echo x >>$f 2>/dev/null; then fail "the backing file was written"; fi
+	if truncate -s 1M $f 2>/dev/null; then fail "the backing file was truncated"; fi
+	if rm -f $f 2>/dev/null && [ ! -e $f ]; then fail "the backing file was removed"; fi
+	init_dev $h
+	truncate -s $SIZE /tmp/wb-img.$h
+	put $h 0 8 /tmp/random
+	put $h 8 24 /tmp/text
+	echo all >/sys/block/$h/idle
+	echo idle >/sys/block/$h/writeback
+	expect_eq "$(bd $h)" "$(bdis 32 0 32)" "bd_stat after writeback to a file"
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	expect_eq "$(devhash $h)" "$(imghash $h)" "data read back from the file"
+	expect_eq "$(bd $h 2)" 32 "pages read from the file"
+	dd if=/dev/$h of=/tmp/wb-s1 bs=512 skip=$((9 * 8 + 1)) count=1 iflag=direct status=none
+	dd if=/tmp/wb-img.$h of=/tmp/wb-s2 bs=512 skip=$((9 * 8 + 1)) count=1 status=none
+	cmp /tmp/wb-s1 /tmp/wb-s2 || fail "512 bytes of a page written back to a file"
+	put $h 3 1 /tmp/text
+	discard $h 4
+	expect_eq "$(bd $h 1)" 30 "blocks held after an overwrite and a discard"
+	expect_eq "$(devhash $h)" "$(imghash $h)" "data after an overwrite and a discard"
+	# Each of its 1024 pages usable: written back and read again.
+	echo 1 >/sys/block/$h/reset
+	echo lz4 >/sys/block/$h/comp_algorithm
+	echo "$f" >/sys/block/$h/backing_dev
+	echo 8M >/sys/block/$h/disksize
+	dd if=/tmp/big of=/dev/$h bs=512K count=1 oflag=direct status=none
+	for i in 1 2 3 4 5 6 7; do
+		dd if=/tmp/big of=/dev/$h bs=512K seek=$i count=1 oflag=direct status=none
+	done
+	echo huge >/sys/block/$h/writeback
+	expect_eq "$(bd $h)" "$(bdis 1024 0 1024)" "bd_stat with the file full"
+	dd if=/tmp/random of=/dev/$h bs=4096 seek=1100 count=1 oflag=direct status=none
+	expect_errno ENOSPC /sys/block/$h/writeback page_index=1100
+	for i in 0 1 2 3 4 5 6 7; do
+		dd if=/dev/$h bs=512K skip=$i count=1 iflag=direct status=none | cmp - /tmp/big ||
+			fail "512 KiB at $i read back from the file differ"
+	done
+	# Let go at reset: writable, removable, and the other device may have it.
+	echo 1 >/sys/block/$h/reset
+	expect_eq "$(cat /sys/block/$h/backing_dev)" none "backing_dev after reset"
+	echo "$f" >/sys/block/$h2/backing_dev
+	echo 1 >/sys/block/$h2/reset
+	echo x >>$f || fail "the backing file not writable after reset"
+	rm $f || fail "the backing file not removable after reset"
+}
+
+# A backing file in many pieces (ext4 with 4 KiB blocks, its free space
+# cut into single blocks), and one on ext4 with 1 KiB blocks (four to a
+# page): every page of each written back and read again, whole; held
+# against swapon, and swap's file refused.
+test_writeback_to_file_extents() {
+	local h fs=/tmp/wbfs f i n
+	DEVS='' LOOPS=''
+	trap 'swapoff /tmp/wbfs/swap 2>/dev/null || true; cleanup
+		umount /tmp/wbfs 2>/dev/null || true; rmdir /tmp/wbfs 2>/dev/null || true' EXIT
+	mkdir -p $fs
+	mkloop fs4 $((4 << 20))
+	mkfs.ext4 -q -F -b 4096 "${LOOP[fs4]}"
+	mount -t ext4 "${LOOP[fs4]}" $fs
+	# Fill it with one-block files (printf: no process each, which costs
+	# under KASAN), free every other one.
+	i=0
+	while printf '%4096s' '' 2>/dev/null >$fs/f$i; do
+		i=$((i + 1))
+	done
+	rm -f $(for ((n = 0; n < i; n += 2)); do echo $fs/f$n; done)
+	sync
+	f=$fs/backing
+	dd if=/dev/zero of=$f bs=4096 count=256 status=none
+	sync
+	n=$(filefrag $f | awk '{ print $2 }')
+	[ "$n" -gt 16 ] || fail "the backing file in $n pieces only"
+	add_dev h hzram
+	echo "$f" >/sys/block/$h/backing_dev
+	echo 1M >/sys/block/$h/disksize
+	for i in 0 1; do
+		dd if=/tmp/big of=/dev/$h bs=512K seek=$i count=1 oflag=direct status=none
+	done
+	echo huge >/sys/block/$h/writeback
+	expect_eq "$(bd $h)" "$(bdis 256 0 256)" "bd_stat, the file in $n pieces full"
+	for i in 0 1; do
+		dd if=/dev/$h bs=512K skip=$i count=1 iflag=direct status=none | cmp - /tmp/big ||
+			fail "512 KiB at $i read back from the file in pieces differ"
+	done
+	echo 1 >/sys/block/$h/reset
+	# Swap and hzram hold the same file each in turn, never both.
+	mkswap $f >/dev/null
+	echo "$f" >/sys/block/$h/backing_dev
+	if swapon $f 2>/dev/null; then fail "swapon of a backing file"; fi
+	echo 1 >/sys/block/$h/reset
+	swapon $f
+	expect_errno EBUSY /sys/block/$h/backing_dev "$f"
+	if echo x >>$f 2>/dev/null; then fail "swap's file written after hzram refused it"; fi
+	swapoff $f
+	umount $fs
+	# 1 KiB blocks.
+	mkloop fs1 $((8 << 20))
+	mkfs.ext4 -q -F -b 1024 "${LOOP[fs1]}"
+	mount -t ext4 "${LOOP[fs1]}" $fs
+	dd if=/dev/zero of=$f bs=4096 count=256 status=none
+	echo "$f" >/sys/block/$h/backing_dev
+	echo 1M >/sys/block/$h/disksize
+	for i in 0 1; do
+		dd if=/tmp/big of=/dev/$h bs=512K seek=$i count=1 oflag=direct status=none
+	done
+	echo huge >/sys/block/$h/writeback
+	expect_eq "$(bd $h)" "$(bdis 256 0 256)" "bd_stat, the file on 1 KiB blocks full"
+	for i in 0 1; do
+		dd if=/dev/$h bs=512K skip=$i count=1 iflag=direct status=none | cmp - /tmp/big ||
+			fail "512 KiB at $i read back from the file on 1 KiB blocks differ"
+	done
+	echo 1 >/sys/block/$h/reset
+	# Not on tmpfs (no block device), nor removed before it was named.
+	expect_errno EINVAL /sys/block/$h/backing_dev /tmp/random
+	exec 3<>$f
+	rm $f
+	expect_errno ENOENT /sys/block/$h/backing_dev /proc/self/fd/3
+	exec 3>&-
+}
+
 # The tests named, or all: run-guest runs the comparison with zram in the
 # swap guests (the only ones on Debian's 6.12 cloud kernel, whose zram
 # has writeback) and the others in the main guests.
@@ -815,5 +963,6 @@ if [ $# -gt 0 ]; then
 else
 	ktap_main test_writeback_as_zram_does test_writeback_hzram \
 		test_writeback_with_hzramd test_writeback_bad_blocks \
-		test_writeback_failed_writes test_writeback_swapped_pages
+		test_writeback_failed_writes test_writeback_swapped_pages \
+		test_writeback_to_a_file test_writeback_to_file_extents
 fi
