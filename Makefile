@@ -80,6 +80,7 @@ bench: deps userhelper
 	bench/swap-compare
 	bench/offload-compare
 	bench/offload-profile
+	bench/writeback-compare
 
 dkms-install:
 	scripts/dkms install
