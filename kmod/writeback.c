@@ -1043,61 +1043,64 @@ static ssize_t backing_dev_show(struct device *dev,
 	return ret;
 }
 
-static ssize_t writeback_limit_store(struct device *dev,
-				     struct device_attribute *attr,
-				     const char *buf, size_t len)
+/*
+ * writeback_limit (@enable false: 4 KiB pages, a whole number of this
+ * system's pages) or writeback_limit_enable (any number but 0 is on): a
+ * decimal u64, as zram takes both.
+ */
+static ssize_t hzram_wb_limit_store(struct device *dev, const char *buf,
+				    size_t len, bool enable)
 {
 	struct hzram *hz = dev_to_hzram(dev);
 	u64 val;
 
 	if (kstrtoull(buf, 10, &val))
 		return -EINVAL;
-	/* 4 KiB pages, a whole number of this system's pages. */
-	val = rounddown(val, PAGE_SIZE >> 12);
 	spin_lock(&hz->wb_limit_lock);
-	hz->wb_limit = val;
+	if (enable)
+		hz->wb_limit_enable = val;
+	else
+		hz->wb_limit = rounddown(val, PAGE_SIZE >> 12);
 	spin_unlock(&hz->wb_limit_lock);
 	return len;
 }
 
-static ssize_t writeback_limit_show(struct device *dev,
-				    struct device_attribute *attr, char *buf)
+static ssize_t hzram_wb_limit_show(struct device *dev, char *buf, bool enable)
 {
 	struct hzram *hz = dev_to_hzram(dev);
 	u64 val;
 
 	spin_lock(&hz->wb_limit_lock);
-	val = hz->wb_limit;
+	val = enable ? hz->wb_limit_enable : hz->wb_limit;
 	spin_unlock(&hz->wb_limit_lock);
 	return sysfs_emit(buf, "%llu\n", val);
+}
+
+static ssize_t writeback_limit_store(struct device *dev,
+				     struct device_attribute *attr,
+				     const char *buf, size_t len)
+{
+	return hzram_wb_limit_store(dev, buf, len, false);
+}
+
+static ssize_t writeback_limit_show(struct device *dev,
+				    struct device_attribute *attr, char *buf)
+{
+	return hzram_wb_limit_show(dev, buf, false);
 }
 
 static ssize_t writeback_limit_enable_store(struct device *dev,
 					    struct device_attribute *attr,
 					    const char *buf, size_t len)
 {
-	struct hzram *hz = dev_to_hzram(dev);
-	u64 val;
-
-	if (kstrtoull(buf, 10, &val))
-		return -EINVAL;
-	spin_lock(&hz->wb_limit_lock);
-	hz->wb_limit_enable = val;
-	spin_unlock(&hz->wb_limit_lock);
-	return len;
+	return hzram_wb_limit_store(dev, buf, len, true);
 }
 
 static ssize_t writeback_limit_enable_show(struct device *dev,
 					   struct device_attribute *attr,
 					   char *buf)
 {
-	struct hzram *hz = dev_to_hzram(dev);
-	bool val;
-
-	spin_lock(&hz->wb_limit_lock);
-	val = hz->wb_limit_enable;
-	spin_unlock(&hz->wb_limit_lock);
-	return sysfs_emit(buf, "%d\n", val);
+	return hzram_wb_limit_show(dev, buf, true);
 }
 
 static ssize_t writeback_batch_size_store(struct device *dev,

@@ -60,3 +60,30 @@ wait_unstaged() {
 	done
 	fail "$(off_field 3) pages still staged"
 }
+
+# offload_every_page DEV: every batch to hzramd, however few pages it has,
+# in one batch (a write's pages are staged well within 100 ms), never
+# taken back; every read to hzramd.
+offload_every_page() {
+	echo 1 >/sys/block/$1/offload_min_pages
+	echo 100000 >/sys/block/$1/offload_flush_us
+	echo 60000 >/sys/block/$1/offload_timeout_ms
+	echo on >/sys/block/$1/offload
+	echo 1 >/sys/block/$1/offload_read_min_pages
+}
+
+# hold_next_commit MS: the next commit waits MS ms before it stores its
+# batch (debugfs delay_commit; skips the test without delay points);
+# release_commits undoes it (for EXIT traps; the module may be gone).
+hold_next_commit() {
+	[ -e /sys/kernel/debug/hzram/delay_commit ] ||
+		skip "no delay points (a module without fault injection)"
+	echo "$1" >/sys/kernel/debug/hzram/delay_commit
+	echo 1 >/sys/kernel/debug/hzram/delay_commit_times
+}
+release_commits() {
+	[ ! -e /sys/kernel/debug/hzram/delay_commit ] || {
+		echo 0 >/sys/kernel/debug/hzram/delay_commit_times
+		echo 0 >/sys/kernel/debug/hzram/delay_commit
+	}
+}

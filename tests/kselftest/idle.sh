@@ -168,25 +168,14 @@ test_idle_marks_and_clears() {
 test_idle_through_hzramd() {
 	local t0 hits
 	DEV=$(new_dev hzram)
-	trap '[ ! -e $DBG/hzram/delay_commit ] || echo 0 >$DBG/hzram/delay_commit_times
-		[ ! -e $DBG/hzram/delay_commit ] || echo 0 >$DBG/hzram/delay_commit
+	trap 'release_commits
 		[ -z "$HZRAMD_PID" ] || { kill -9 $HZRAMD_PID; wait $HZRAMD_PID; }
 		remove_dev $DEV' EXIT
-	# Every batch to hzramd, however few pages it has, in one batch (the
-	# write's 24 pages are staged well within 100 ms), never taken back;
-	# every read to hzramd.
-	echo 1 >/sys/block/$DEV/offload_min_pages
-	echo 100000 >/sys/block/$DEV/offload_flush_us
-	echo 60000 >/sys/block/$DEV/offload_timeout_ms
-	echo on >/sys/block/$DEV/offload
-	echo 1 >/sys/block/$DEV/offload_read_min_pages
+	offload_every_page $DEV
 	: >$LOG
 	start_hzramd
 	# The commit waits 5 s: the pages stay staged while they are marked.
-	[ -e $DBG/hzram/delay_commit ] ||
-		skip "no delay points (a module without fault injection)"
-	echo 5000 >$DBG/hzram/delay_commit
-	echo 1 >$DBG/hzram/delay_commit_times
+	hold_next_commit 5000
 	hits=$(cat $DBG/hzram/delay_commit_hits)
 	t0=$(cut -d. -f1 /proc/uptime)
 	dd if=/tmp/text of=/dev/$DEV bs=96K count=1 oflag=direct status=none

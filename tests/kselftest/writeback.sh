@@ -190,7 +190,7 @@ hashrec() {
 # device LOOP[DEV] (16 MiB) and LOOP[DEV.small] (8 pages); LOOP[tiny] has
 # under a page.
 record_steps() {
-	local d v r p
+	local d v r p STEP_DEVS="$*"
 	for d in "$@"; do
 		note $d "unset: backing_dev $(cat /sys/block/$d/backing_dev), bd_stat $(bd $d), limit $(lim $d)"
 		# (A regular file hzram takes, beyond zram: not recorded; a
@@ -283,26 +283,12 @@ record_steps() {
 	# limit at each index after) and not in 7.3's: not recorded.
 	for d in "$@"; do
 		put $d 60 8 /tmp/random 8
-		echo 0 >/sys/block/$d/writeback_limit
 		echo 1 >/sys/block/$d/writeback_limit_enable
-		note $d "limit 0: writeback huge $(attr $d writeback huge)"
 	done
-	for d in "$@"; do rec $d "limit 0"; done
-	for d in "$@"; do
-		echo 3 >/sys/block/$d/writeback_limit
-		note $d "limit 3: writeback huge $(attr $d writeback huge)"
-	done
-	for d in "$@"; do recsum $d "limit 3"; done
-	for d in "$@"; do
-		echo 100 >/sys/block/$d/writeback_limit
-		note $d "limit 100: writeback huge $(attr $d writeback huge)"
-	done
-	for d in "$@"; do rec $d "limit 100"; done
-	for d in "$@"; do
-		echo 1 >/sys/block/$d/writeback_limit
-		note $d "limit 1: page_index=17 $(attr $d writeback page_index=17), page_index=18 $(attr $d writeback page_index=18)"
-	done
-	for d in "$@"; do rec $d "limit 1"; done
+	limit_step 0 rec huge
+	limit_step 3 recsum huge
+	limit_step 100 rec huge
+	limit_step 1 rec page_index=17 page_index=18
 	for d in "$@"; do
 		echo 0 >/sys/block/$d/writeback_limit_enable
 		note $d "limit disabled: page_index=18 $(attr $d writeback page_index=18)"
@@ -339,6 +325,21 @@ record_steps() {
 		echo 1 >/sys/block/$d/reset
 		note $d "reset: bd_stat $(bd $d), backing_dev $(cat /sys/block/$d/backing_dev)"
 	done
+}
+
+# limit_step LIMIT REC ARG...: on each device of record_steps, the limit
+# set to LIMIT, then a writeback of each ARG, each errno noted; then REC
+# (rec or recsum) of each device: those in STEP_DEVS (record_steps sets it).
+limit_step() {
+	local limit=$1 how=$2 d a line
+	shift 2
+	for d in $STEP_DEVS; do
+		echo "$limit" >/sys/block/$d/writeback_limit
+		line="limit $limit:"
+		for a in "$@"; do line="$line $a $(attr $d writeback "$a")"; done
+		note $d "$line"
+	done
+	for d in $STEP_DEVS; do $how $d "limit $limit"; done
 }
 
 # full_check DEV: whether bd_stat counts as many pages as block_state
@@ -643,29 +644,19 @@ test_writeback_hzram() {
 test_writeback_with_hzramd() {
 	local hits r0
 	DEVS='' LOOPS=''
-	trap '[ ! -e $DBG/hzram/delay_commit ] || echo 0 >$DBG/hzram/delay_commit_times
-		[ ! -e $DBG/hzram/delay_commit ] || echo 0 >$DBG/hzram/delay_commit
+	trap 'release_commits
 		[ -z "$HZRAMD_PID" ] || { kill -9 $HZRAMD_PID; wait $HZRAMD_PID; }
 		cleanup' EXIT
 	add_dev DEV hzram
 	[ -e /sys/block/$DEV/backing_dev ] || fail "hzram has no backing_dev"
-	[ -e $DBG/hzram/delay_commit ] ||
-		skip "no delay points (a module without fault injection)"
 	mkloop bd $((16 << 20))
 	init_dev $DEV "${LOOP[bd]}"
-	# Every batch to hzramd, however few pages it has, in one batch, never
-	# taken back; every read to hzramd.
-	echo 1 >/sys/block/$DEV/offload_min_pages
-	echo 100000 >/sys/block/$DEV/offload_flush_us
-	echo 60000 >/sys/block/$DEV/offload_timeout_ms
-	echo on >/sys/block/$DEV/offload
-	echo 1 >/sys/block/$DEV/offload_read_min_pages
+	offload_every_page $DEV
 	: >$LOG
 	start_hzramd
 	# The commit waits 3 s (5 under lockdep and KASAN): the pages stay
 	# staged through the writebacks.
-	echo $((SLOW ? 5000 : 3000)) >$DBG/hzram/delay_commit
-	echo 1 >$DBG/hzram/delay_commit_times
+	hold_next_commit $((SLOW ? 5000 : 3000))
 	hits=$(cat $DBG/hzram/delay_commit_hits)
 	dd if=/tmp/text of=/dev/$DEV bs=96K count=1 oflag=direct status=none
 	echo all >/sys/block/$DEV/idle
