@@ -21,16 +21,20 @@
 #include <linux/zstd.h>
 
 /*
- * An algorithm. Compression gets @cmem_size() bytes of working memory per
- * CPU, turned into its context by @cinit() (the memory itself if NULL),
- * and decompression likewise (no memory if @dmem_size is NULL).
+ * An algorithm. @level() turns algorithm_params' level into the one to
+ * use (HZRAM_LEVEL_UNSET: the default) or fails: -EINVAL out of range,
+ * -EOPNOTSUPP if the algorithm has no levels. Compression at a level gets
+ * @cmem_size(level) bytes of working memory per CPU, turned into its
+ * context by @cinit() (the memory itself if NULL), and decompression
+ * likewise (no memory if @dmem_size is NULL).
  */
 struct hzram_backend {
 	const char *name;
-	size_t (*cmem_size)(void);
+	int (*level)(int *level);
+	size_t (*cmem_size)(int level);
 	void *(*cinit)(void *mem, size_t size);
 	/* @src is PAGE_SIZE bytes; *@dst_len is @dst's room, then its length. */
-	int (*compress)(void *cctx, const void *src, void *dst,
+	int (*compress)(void *cctx, int level, const void *src, void *dst,
 			unsigned int *dst_len);
 	size_t (*dmem_size)(void);
 	void *(*dinit)(void *mem, size_t size);
@@ -40,13 +44,18 @@ struct hzram_backend {
 };
 
 #if IS_ENABLED(CONFIG_LZO_COMPRESS) && IS_ENABLED(CONFIG_LZO_DECOMPRESS)
-static size_t hzram_lzo_cmem_size(void)
+static int hzram_lzo_level(int *level)
+{
+	return *level == HZRAM_LEVEL_UNSET ? 0 : -EOPNOTSUPP;
+}
+
+static size_t hzram_lzo_cmem_size(int level)
 {
 	return LZO1X_1_MEM_COMPRESS;
 }
 
-static int hzram_lzo_compress(void *cctx, const void *src, void *dst,
-			      unsigned int *dst_len)
+static int hzram_lzo_compress(void *cctx, int level, const void *src,
+			      void *dst, unsigned int *dst_len)
 {
 	size_t len = *dst_len;
 	int ret = lzo1x_1_compress(src, PAGE_SIZE, dst, &len, cctx);
@@ -55,8 +64,8 @@ static int hzram_lzo_compress(void *cctx, const void *src, void *dst,
 	return ret == LZO_E_OK ? 0 : -EINVAL;
 }
 
-static int hzram_lzorle_compress(void *cctx, const void *src, void *dst,
-				 unsigned int *dst_len)
+static int hzram_lzorle_compress(void *cctx, int level, const void *src,
+				 void *dst, unsigned int *dst_len)
 {
 	size_t len = *dst_len;
 	int ret = lzorle1x_1_compress(src, PAGE_SIZE, dst, &len, cctx);
@@ -85,15 +94,24 @@ static int hzram_lz4_decompress(void *dctx, const void *src,
 #endif
 
 #if IS_ENABLED(CONFIG_LZ4_COMPRESS) && IS_ENABLED(CONFIG_LZ4_DECOMPRESS)
-static size_t hzram_lz4_cmem_size(void)
+/* lz4's level is its acceleration, 1 (the default) or more, as zram's. */
+static int hzram_lz4_level(int *level)
+{
+	if (*level == HZRAM_LEVEL_UNSET)
+		*level = LZ4_ACCELERATION_DEFAULT;
+	return *level >= LZ4_ACCELERATION_DEFAULT ? 0 : -EINVAL;
+}
+
+static size_t hzram_lz4_cmem_size(int level)
 {
 	return LZ4_MEM_COMPRESS;
 }
 
-static int hzram_lz4_compress(void *cctx, const void *src, void *dst,
-			      unsigned int *dst_len)
+static int hzram_lz4_compress(void *cctx, int level, const void *src,
+			      void *dst, unsigned int *dst_len)
 {
-	int len = LZ4_compress_default(src, dst, PAGE_SIZE, *dst_len, cctx);
+	int len = LZ4_compress_fast(src, dst, PAGE_SIZE, *dst_len, level,
+				    cctx);
 
 	if (len <= 0)
 		return -EINVAL;
@@ -103,16 +121,23 @@ static int hzram_lz4_compress(void *cctx, const void *src, void *dst,
 #endif
 
 #if IS_ENABLED(CONFIG_LZ4HC_COMPRESS) && IS_ENABLED(CONFIG_LZ4_DECOMPRESS)
-static size_t hzram_lz4hc_cmem_size(void)
+/* 1 to LZ4HC_MAX_CLEVEL, as zram's (levels below 3 are valid too). */
+static int hzram_lz4hc_level(int *level)
+{
+	if (*level == HZRAM_LEVEL_UNSET)
+		*level = LZ4HC_DEFAULT_CLEVEL;
+	return *level >= 1 && *level <= LZ4HC_MAX_CLEVEL ? 0 : -EINVAL;
+}
+
+static size_t hzram_lz4hc_cmem_size(int level)
 {
 	return LZ4HC_MEM_COMPRESS;
 }
 
-static int hzram_lz4hc_compress(void *cctx, const void *src, void *dst,
-				unsigned int *dst_len)
+static int hzram_lz4hc_compress(void *cctx, int level, const void *src,
+				void *dst, unsigned int *dst_len)
 {
-	int len = LZ4_compress_HC(src, dst, PAGE_SIZE, *dst_len,
-				  LZ4HC_DEFAULT_CLEVEL, cctx);
+	int len = LZ4_compress_HC(src, dst, PAGE_SIZE, *dst_len, level, cctx);
 
 	if (len <= 0)
 		return -EINVAL;
@@ -122,17 +147,20 @@ static int hzram_lz4hc_compress(void *cctx, const void *src, void *dst,
 #endif
 
 #if IS_ENABLED(CONFIG_ZSTD_COMPRESS) && IS_ENABLED(CONFIG_ZSTD_DECOMPRESS)
-/* zstd's default level, as zram's and the crypto API's zstd use. */
+/* zstd's default level (ZSTD_CLEVEL_DEFAULT), as zram's. */
 #define HZRAM_ZSTD_LEVEL	3
 
-static zstd_parameters hzram_zstd_params(void)
+static int hzram_zstd_level(int *level)
 {
-	return zstd_get_params(HZRAM_ZSTD_LEVEL, PAGE_SIZE);
+	if (*level == HZRAM_LEVEL_UNSET)
+		*level = HZRAM_ZSTD_LEVEL;
+	return *level >= zstd_min_clevel() && *level <= zstd_max_clevel() ?
+	       0 : -EINVAL;
 }
 
-static size_t hzram_zstd_cmem_size(void)
+static size_t hzram_zstd_cmem_size(int level)
 {
-	zstd_parameters params = hzram_zstd_params();
+	zstd_parameters params = zstd_get_params(level, PAGE_SIZE);
 
 	return zstd_cctx_workspace_bound(&params.cParams);
 }
@@ -142,10 +170,10 @@ static void *hzram_zstd_cinit(void *mem, size_t size)
 	return zstd_init_cctx(mem, size);
 }
 
-static int hzram_zstd_compress(void *cctx, const void *src, void *dst,
-			       unsigned int *dst_len)
+static int hzram_zstd_compress(void *cctx, int level, const void *src,
+			       void *dst, unsigned int *dst_len)
 {
-	zstd_parameters params = hzram_zstd_params();
+	zstd_parameters params = zstd_get_params(level, PAGE_SIZE);
 	size_t len = zstd_compress_cctx(cctx, dst, *dst_len, src, PAGE_SIZE,
 					&params);
 
@@ -182,12 +210,14 @@ static const struct hzram_backend hzram_backends[] = {
 #if IS_ENABLED(CONFIG_LZO_COMPRESS) && IS_ENABLED(CONFIG_LZO_DECOMPRESS)
 	{
 		.name = "lzo",
+		.level = hzram_lzo_level,
 		.cmem_size = hzram_lzo_cmem_size,
 		.compress = hzram_lzo_compress,
 		.decompress = hzram_lzo_decompress,
 	},
 	{
 		.name = "lzo-rle",
+		.level = hzram_lzo_level,
 		.cmem_size = hzram_lzo_cmem_size,
 		.compress = hzram_lzorle_compress,
 		.decompress = hzram_lzo_decompress,
@@ -196,6 +226,7 @@ static const struct hzram_backend hzram_backends[] = {
 #if IS_ENABLED(CONFIG_LZ4_COMPRESS) && IS_ENABLED(CONFIG_LZ4_DECOMPRESS)
 	{
 		.name = "lz4",
+		.level = hzram_lz4_level,
 		.cmem_size = hzram_lz4_cmem_size,
 		.compress = hzram_lz4_compress,
 		.decompress = hzram_lz4_decompress,
@@ -204,6 +235,7 @@ static const struct hzram_backend hzram_backends[] = {
 #if IS_ENABLED(CONFIG_LZ4HC_COMPRESS) && IS_ENABLED(CONFIG_LZ4_DECOMPRESS)
 	{
 		.name = "lz4hc",
+		.level = hzram_lz4hc_level,
 		.cmem_size = hzram_lz4hc_cmem_size,
 		.compress = hzram_lz4hc_compress,
 		.decompress = hzram_lz4_decompress,
@@ -212,6 +244,7 @@ static const struct hzram_backend hzram_backends[] = {
 #if IS_ENABLED(CONFIG_ZSTD_COMPRESS) && IS_ENABLED(CONFIG_ZSTD_DECOMPRESS)
 	{
 		.name = "zstd",
+		.level = hzram_zstd_level,
 		.cmem_size = hzram_zstd_cmem_size,
 		.cinit = hzram_zstd_cinit,
 		.compress = hzram_zstd_compress,
@@ -240,15 +273,32 @@ bool hzram_comp_available(const char *name)
 }
 
 /**
- * hzram_comp_available_show() - list the algorithms for comp_algorithm
+ * hzram_comp_check() - can algorithm @name work with @params?
+ * @name: one of the algorithms comp_algorithm lists
+ * @params: algorithm_params for it
+ *
+ * Return: 0; -EINVAL for an unknown algorithm or a level out of its
+ * range; -EOPNOTSUPP for a level given to an algorithm without levels.
+ */
+int hzram_comp_check(const char *name, const struct hzram_comp_params *params)
+{
+	const struct hzram_backend *be = hzram_backend_find(name);
+	int level = params->level;
+
+	return be ? be->level(&level) : -EINVAL;
+}
+
+/**
+ * hzram_comp_available_show() - list the algorithms, as comp_algorithm
  * @cur: the selected algorithm, printed in brackets
  * @buf: sysfs buffer (PAGE_SIZE)
+ * @sz: bytes in it already; the list, a line, goes after them
  *
- * Return: the number of bytes written.
+ * Return: the number of bytes in @buf now.
  */
-ssize_t hzram_comp_available_show(const char *cur, char *buf)
+ssize_t hzram_comp_available_show(const char *cur, char *buf, ssize_t sz)
 {
-	ssize_t sz = 0;
+	ssize_t start = sz;
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(hzram_backends); i++) {
@@ -259,7 +309,7 @@ ssize_t hzram_comp_available_show(const char *cur, char *buf)
 		else
 			sz += sysfs_emit_at(buf, sz, "%s ", alg);
 	}
-	if (sz)
+	if (sz > start)
 		buf[sz - 1] = '\n';
 	return sz;
 }
@@ -290,9 +340,10 @@ static void *hzram_page_alloc(int node)
 }
 
 static int hzram_strm_mem_alloc(struct hzram_strm_mem *m,
-				const struct hzram_backend *be, int node)
+				const struct hzram_backend *be, int level,
+				int node)
 {
-	size_t csize = be->cmem_size();
+	size_t csize = be->cmem_size(level);
 	size_t dsize = be->dmem_size ? be->dmem_size() : 0;
 
 	memset(m, 0, sizeof(*m));
@@ -327,13 +378,15 @@ static int hzram_comp_cpu_prepare(unsigned int cpu, struct hlist_node *node)
 	struct hzram_strm_mem new;
 	int ret;
 
-	ret = hzram_strm_mem_alloc(&new, comp->backend, cpu_to_node(cpu));
+	ret = hzram_strm_mem_alloc(&new, comp->backend, comp->level,
+				   cpu_to_node(cpu));
 	if (ret) {
 		pr_err("cannot set up a %s stream for CPU %u: %d\n", comp->name,
 		       cpu, ret);
 		return ret;
 	}
 	strm->backend = comp->backend;
+	strm->level = comp->level;
 	strm->cmem = new.cmem;
 	strm->cctx = new.cctx;
 	strm->dmem = new.dmem;
@@ -374,22 +427,28 @@ static int hzram_comp_cpu_dead(unsigned int cpu, struct hlist_node *node)
 /**
  * hzram_comp_create() - set up streams of algorithm @name on every CPU
  * @name: one of the algorithms comp_algorithm lists
+ * @params: its algorithm_params
  *
- * Return: the streams, or an ERR_PTR (-ENOMEM, -EINVAL for an unknown
- * algorithm).
+ * Return: the streams, or an ERR_PTR (-ENOMEM; hzram_comp_check()'s
+ * errors).
  */
-struct hzram_comp *hzram_comp_create(const char *name)
+struct hzram_comp *hzram_comp_create(const char *name,
+				     const struct hzram_comp_params *params)
 {
 	const struct hzram_backend *be = hzram_backend_find(name);
 	struct hzram_comp *comp;
-	int cpu, ret;
+	int cpu, ret, level = params->level;
 
 	if (!be)
 		return ERR_PTR(-EINVAL);
+	ret = be->level(&level);
+	if (ret)
+		return ERR_PTR(ret);
 	comp = kzalloc(sizeof(*comp), GFP_KERNEL);
 	if (!comp)
 		return ERR_PTR(-ENOMEM);
 	comp->backend = be;
+	comp->level = level;
 	strscpy(comp->name, name, sizeof(comp->name));
 	comp->strm = alloc_percpu(struct hzram_strm);
 	if (!comp->strm) {
@@ -451,8 +510,8 @@ int hzram_comp_compress(struct hzram_strm *strm, const void *src,
 	*dst_len = 2 * PAGE_SIZE;
 	if (hzram_fail_compress())
 		return -EIO;
-	return strm->backend->compress(strm->cctx, src, strm->buffer,
-				       dst_len);
+	return strm->backend->compress(strm->cctx, strm->level, src,
+				       strm->buffer, dst_len);
 }
 
 /**

@@ -222,6 +222,65 @@ static inline unsigned long hzram_zs_malloc(struct zs_pool *pool, size_t len,
 }
 
 /*
+ * The zsmalloc size class an object of @size bytes goes to, after classes
+ * of the same shape were merged: a smaller index is less memory.
+ * zs_lookup_class_index() gives it from 6.2 on
+ * (HZRAM_HAVE_ZS_LOOKUP_CLASS_INDEX); before, the classes of 6.1's
+ * zsmalloc are worked out here as zs_create_pool() makes them: 16-byte
+ * steps from 32 bytes to PAGE_SIZE, a class merged into the next larger
+ * one while both use as many pages per zspage (the count of 1 to 4 that
+ * wastes least) and fit as many objects in it.
+ */
+#ifndef HZRAM_HAVE_ZS_LOOKUP_CLASS_INDEX
+#define HZRAM_ZS_MIN_ALLOC	32
+#define HZRAM_ZS_DELTA		(PAGE_SIZE >> 8)
+#define HZRAM_ZS_CLASSES \
+	(DIV_ROUND_UP(PAGE_SIZE - HZRAM_ZS_MIN_ALLOC, HZRAM_ZS_DELTA) + 1)
+
+static inline void hzram_zs_class_shape(unsigned int i, unsigned int *pages,
+					unsigned int *objs)
+{
+	unsigned int size = min_t(unsigned int, PAGE_SIZE,
+				  HZRAM_ZS_MIN_ALLOC + i * HZRAM_ZS_DELTA);
+	unsigned int n, best = 1, best_used = 0;
+
+	for (n = 1; n <= 4; n++) {
+		unsigned int bytes = n * PAGE_SIZE;
+		unsigned int used = (bytes - bytes % size) * 100 / bytes;
+
+		if (used > best_used) {
+			best_used = used;
+			best = n;
+		}
+	}
+	*pages = best;
+	*objs = best * PAGE_SIZE / size;
+}
+#endif
+
+static inline unsigned int hzram_zs_class_index(struct zs_pool *pool,
+						unsigned int size)
+{
+#ifdef HZRAM_HAVE_ZS_LOOKUP_CLASS_INDEX
+	return zs_lookup_class_index(pool, size);
+#else
+	unsigned int i = 0, pages, objs, p, o;
+
+	if (size > HZRAM_ZS_MIN_ALLOC)
+		i = DIV_ROUND_UP(size - HZRAM_ZS_MIN_ALLOC, HZRAM_ZS_DELTA);
+	i = min_t(unsigned int, i, HZRAM_ZS_CLASSES - 1);
+	hzram_zs_class_shape(i, &pages, &objs);
+	while (i + 1 < HZRAM_ZS_CLASSES) {
+		hzram_zs_class_shape(i + 1, &p, &o);
+		if (p != pages || o != objs)
+			break;
+		i++;
+	}
+	return i;
+#endif
+}
+
+/*
  * io_uring commands (IORING_OP_URING_CMD): the declarations moved from
  * <linux/io_uring.h> to <linux/io_uring/cmd.h> in 6.8
  * (HZRAM_HAVE_IO_URING_CMD_H). The command's payload is read from the SQE

@@ -77,8 +77,23 @@ enum hzram_slot_bit {
 	 * of the slot (hzram_slot_set()) and every access clears it.
 	 */
 	HZRAM_SLOT_PP,
+	/*
+	 * No algorithm of the device stores the page in a smaller class:
+	 * the last recompression algorithm tried and failed (recomp.c).
+	 */
+	HZRAM_SLOT_INCOMPRESSIBLE,
+	/*
+	 * Two bits: the priority of the algorithm the page is compressed
+	 * with (recomp.c); 0, the primary, unless it was recompressed.
+	 */
+	HZRAM_SLOT_PRIO,
+	HZRAM_SLOT_PRIO_END = HZRAM_SLOT_PRIO + 1,
 	__HZRAM_SLOT_BITS,
 };
+
+/* comp_algorithm and the recomp_algorithm priorities, as zram's. */
+#define HZRAM_MAX_COMPS		4
+#define HZRAM_PRIO_MASK		(3UL << HZRAM_SLOT_PRIO)
 
 #define HZRAM_CSUM_SHIFT	32
 #if BITS_PER_LONG < 64
@@ -116,6 +131,32 @@ struct hzram_bd {
 	unsigned long *bitmap;		/* blocks in use */
 	unsigned long next;		/* where to look for a free one */
 	mempool_t *pages;		/* bounce pages for reads of blocks */
+};
+
+/*
+ * Pages chosen for writeback or recompression (pp.c): stacks of
+ * page-sized chunks of slot indexes, one per 64-byte size bucket.
+ */
+#define HZRAM_PP_BUCKET_BYTES	64
+#define HZRAM_PP_BUCKETS	(PAGE_SIZE / HZRAM_PP_BUCKET_BYTES + 1)
+
+struct hzram_pp_chunk {
+	struct hzram_pp_chunk *prev;
+	unsigned int n;
+	u32 index[];
+};
+
+#define HZRAM_PP_CHUNK_SLOTS \
+	((PAGE_SIZE - sizeof(struct hzram_pp_chunk)) / sizeof(u32))
+
+struct hzram_pp {
+	struct hzram_pp_chunk *top[HZRAM_PP_BUCKETS];
+	/*
+	 * A chunk allocated before a slot lock is taken: no allocation that
+	 * may reclaim (and so swap out to this device) under a slot lock.
+	 */
+	struct hzram_pp_chunk *spare;
+	unsigned long count;	/* pages chosen and not popped */
 };
 
 /* An encoded page on its way into a slot (io.c). */
@@ -215,6 +256,7 @@ struct hzram_strm {
 	local_lock_t lock;		/* compression: cctx, buffer, scratch */
 	local_lock_t dlock;		/* decompression: dctx, dcopy */
 	const struct hzram_backend *backend;
+	int level;			/* the compressor's */
 	void *cmem, *cctx;		/* the compressor's memory, context */
 	void *buffer;			/* 2 * PAGE_SIZE: compressor output */
 	void *scratch;			/* PAGE_SIZE: a sub-page read decodes here */
@@ -230,7 +272,14 @@ struct hzram_comp {
 	struct hzram_strm __percpu *strm;
 	struct hlist_node node;		/* CPU hotplug instance */
 	const struct hzram_backend *backend;
+	int level;			/* the one in use: never unset */
 	char name[HZRAM_ALG_NAME_MAX];
+};
+
+/* algorithm_params of one priority (recomp.c). */
+#define HZRAM_LEVEL_UNSET	INT_MIN
+struct hzram_comp_params {
+	int level;			/* HZRAM_LEVEL_UNSET: the default */
 };
 
 /* A queued netlink event (netlink.c). */
@@ -248,6 +297,11 @@ struct hzram {
 	struct hzram_slot *table;	/* one per page, each under its own lock */
 	struct zs_pool *mem_pool;
 	struct hzram_comp *comp;
+	/*
+	 * The recompression algorithms, by priority (1 to 3; 0 is comp's
+	 * place): NULL where recomp_algorithm set none.
+	 */
+	struct hzram_comp *recomp[HZRAM_MAX_COMPS];
 	/* Bytes; 0 until initialised. Set last, with release semantics. */
 	u64 disksize;
 	size_t huge_class_size;		/* bytes; larger pages are stored raw */
@@ -258,6 +312,10 @@ struct hzram {
 	struct rw_semaphore init_lock;
 	unsigned long limit_pages;	/* mem_limit in pages; 0: no limit */
 	char comp_algorithm[HZRAM_ALG_NAME_MAX];	/* used at next init */
+	/* recomp_algorithm, by priority (0 unused): "" where none. */
+	char recomp_algorithm[HZRAM_MAX_COMPS][HZRAM_ALG_NAME_MAX];
+	/* algorithm_params, by priority (0: comp_algorithm's). */
+	struct hzram_comp_params params[HZRAM_MAX_COMPS];
 	struct hzram_stats stats;
 
 	/*
@@ -298,8 +356,11 @@ struct hzram {
 	 * that it stays while there is data; NULL: none.
 	 */
 	struct hzram_bd *bd;
-	/* One writeback at a time; taken inside init_lock (read). */
-	struct mutex wb_mutex;
+	/*
+	 * One writeback or recompression at a time (pp.c); taken inside
+	 * init_lock (read).
+	 */
+	struct mutex pp_mutex;
 	/* writeback_limit (in 4 KiB pages) and writeback_limit_enable. */
 	spinlock_t wb_limit_lock;
 	u64 wb_limit;
@@ -358,6 +419,16 @@ static inline void hzram_slot_accessed(struct hzram *hz, u32 index)
 	slot->ac_time = (u32)ktime_get_boottime_seconds();
 }
 
+/* The streams that decode slot @index, by its priority; lock held. */
+static inline struct hzram_comp *hzram_slot_comp(struct hzram *hz, u32 index)
+{
+	unsigned long prio = (hz->table[index].flags & HZRAM_PRIO_MASK) >>
+			     HZRAM_SLOT_PRIO;
+
+	hzram_assert_slot_owned(hz);
+	return prio ? hz->recomp[prio] : hz->comp;
+}
+
 static inline bool hzram_init_done(struct hzram *hz)
 {
 	return hz->disksize != 0;
@@ -372,8 +443,10 @@ static inline struct hzram *dev_to_hzram(struct device *dev)
 int hzram_comp_init(void);
 void hzram_comp_exit(void);
 bool hzram_comp_available(const char *name);
-ssize_t hzram_comp_available_show(const char *cur, char *buf);
-struct hzram_comp *hzram_comp_create(const char *name);
+int hzram_comp_check(const char *name, const struct hzram_comp_params *params);
+ssize_t hzram_comp_available_show(const char *cur, char *buf, ssize_t sz);
+struct hzram_comp *hzram_comp_create(const char *name,
+				     const struct hzram_comp_params *params);
 void hzram_comp_destroy(struct hzram_comp *comp);
 struct hzram_strm *hzram_strm_get(struct hzram_comp *comp);
 void hzram_strm_put(struct hzram_comp *comp);
@@ -408,6 +481,22 @@ void hzram_stage_install(struct hzram *hz, u32 index, unsigned long cell);
 int hzram_wb_source(struct hzram *hz, u32 index, void *dst, bool compressed);
 bool hzram_wb_install(struct hzram *hz, u32 index, unsigned long blk,
 		      u32 csum);
+int hzram_recompress_slot(struct hzram *hz, u32 index, u32 prio,
+			  unsigned int threshold, bool last, void *buf);
+
+/* pp.c: the pages a writeback or a recompression chose. */
+bool hzram_pp_reserve(struct hzram_pp *pp);
+void hzram_pp_push(struct hzram *hz, struct hzram_pp *pp, u32 index,
+		   unsigned long flags);
+bool hzram_pp_pop(struct hzram_pp *pp, u32 *index);
+void hzram_pp_unmark(struct hzram *hz, u32 index);
+void hzram_pp_release(struct hzram *hz, struct hzram_pp *pp);
+
+/* recomp.c: recomp_algorithm, recompress, algorithm_params (sysfs). */
+void hzram_recomp_device_init(struct hzram *hz);
+int hzram_recomp_create(struct hzram *hz);
+void hzram_recomp_destroy(struct hzram *hz);
+extern const struct attribute_group hzram_recomp_group;
 
 /* idle.c: idle marking (sysfs idle) and debugfs hzram/<disk>/block_state. */
 int hzram_mark_idle(struct hzram *hz, const char *buf);

@@ -133,7 +133,9 @@ static ssize_t hzram_block_state_read(struct file *file, char __user *ubuf,
 				     flags & BIT(HZRAM_SLOT_WB) ? 'w' : '.',
 				     flags & BIT(HZRAM_SLOT_HUGE) ? 'h' : '.',
 				     flags & BIT(HZRAM_SLOT_IDLE) ? 'i' : '.',
-				     '.', '.');
+				     flags & HZRAM_PRIO_MASK ? 'r' : '.',
+				     flags & BIT(HZRAM_SLOT_INCOMPRESSIBLE) ?
+				     'n' : '.');
 		hzram_slot_unlock(hz, index);
 		/* Only whole lines: the rest at the next read. */
 		if (n >= count - written)

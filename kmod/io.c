@@ -454,8 +454,9 @@ static int __hzram_load(struct hzram *hz, u32 index, void *dst)
 			memcpy(dst, src, PAGE_SIZE);
 		hzram_zs_read_end(hz->mem_pool, slot->handle, len, src);
 	} else {
-		ret = hzram_comp_decompress_obj(hz->comp, hz->mem_pool,
-						slot->handle, len, dst);
+		ret = hzram_comp_decompress_obj(hzram_slot_comp(hz, index),
+						hz->mem_pool, slot->handle,
+						len, dst);
 	}
 	if (ret)
 		pr_err_ratelimited("%s: page %u does not decompress\n",
@@ -574,8 +575,8 @@ u32 hzram_page_csum(const void *page)
  * what the module decodes if the helper does not.
  *
  * Return: the bytes copied; 0 if the slot holds no LZ4 data that fits
- * (unwritten, same-filled, raw, staged, written back, or longer than
- * @room): the caller reads the page itself.
+ * (unwritten, same-filled, raw, staged, written back, recompressed, or
+ * longer than @room): the caller reads the page itself.
  */
 unsigned int hzram_read_snapshot(struct hzram *hz, u32 index, void *dst,
 				 unsigned int room, u32 *csum, bool *has_csum)
@@ -589,6 +590,7 @@ unsigned int hzram_read_snapshot(struct hzram *hz, u32 index, void *dst,
 	    !hzram_slot_test(hz, index, HZRAM_SLOT_STAGED) &&
 	    !hzram_slot_test(hz, index, HZRAM_SLOT_WB) &&
 	    !hzram_slot_test(hz, index, HZRAM_SLOT_HUGE) &&
+	    !(slot->flags & HZRAM_PRIO_MASK) &&
 	    hzram_slot_size(hz, index) <= room) {
 		len = hzram_slot_size(hz, index);
 		*has_csum = hzram_slot_test(hz, index, HZRAM_SLOT_CSUM);
@@ -666,8 +668,9 @@ int hzram_wb_source(struct hzram *hz, u32 index, void *dst, bool compressed)
  * @csum: hzram_page_csum() of that block
  *
  * The slot's memory is freed; it keeps its size (the length of the
- * compressed data, which a compressed block needs), its access time and
- * its huge mark, as in zram, and loses its idle mark.
+ * compressed data, which a compressed block needs), its access time, its
+ * algorithm's priority and its huge and incompressible marks, as in zram,
+ * and loses its idle mark.
  *
  * Return: true; false if the slot changed or was accessed since it was
  * chosen (the mark is gone), and keeps its data: @blk is then the
@@ -692,9 +695,113 @@ bool hzram_wb_install(struct hzram *hz, u32 index, unsigned long blk, u32 csum)
 	atomic64_sub(len, &hz->stats.compr_data_size);
 	hzram_slot_set(hz, index, blk, len, BIT(HZRAM_SLOT_WB) |
 		       (huge ? BIT(HZRAM_SLOT_HUGE) : 0) |
+		       (slot->flags & (HZRAM_PRIO_MASK |
+				       BIT(HZRAM_SLOT_INCOMPRESSIBLE))) |
 		       (unsigned long)csum << HZRAM_CSUM_SHIFT);
 	hzram_slot_unlock(hz, index);
 	return true;
+}
+
+/**
+ * hzram_recompress_slot() - recompress slot @index with priority @prio
+ * @hz: the device, initialised, with an algorithm at @prio
+ * @index: a page chosen for recompression (PP)
+ * @prio: the algorithm's priority, 1 to 3
+ * @threshold: only pages of at least this many bytes, and keep only a
+ *	result smaller than that; 0: any
+ * @last: @prio is the last priority set up: a page that it cannot store
+ *	in a smaller size class is marked incompressible, as in zram
+ * @buf: PAGE_SIZE bytes to decode into
+ *
+ * As zram: the page loses its idle mark once it is decoded, and the new
+ * data is kept only if it goes to a smaller zsmalloc size class (and
+ * below @threshold). Unlike zram, the page keeps its access time. The new
+ * object is allocated with the slot lock held: first without reclaim,
+ * then (without the stream) with reclaim but no I/O, which cannot swap
+ * out to this device; mem_limit does not apply, as the page takes less
+ * memory than before.
+ *
+ * Return: 1 if the page was compressed with @prio's algorithm, kept or
+ * not; 0 if it was skipped (changed since it was chosen, or smaller than
+ * @threshold); -ENOMEM without memory for the new object, the page
+ * unchanged; -EIO if it does not decode or the compressor fails.
+ */
+int hzram_recompress_slot(struct hzram *hz, u32 index, u32 prio,
+			  unsigned int threshold, bool last, void *buf)
+{
+	struct hzram_comp *comp = hz->recomp[prio];
+	struct hzram_slot *slot = &hz->table[index];
+	unsigned int old_len, len, again;
+	struct hzram_strm *strm;
+	unsigned long handle;
+	u32 ac_time;
+	int ret;
+
+	hzram_slot_lock(hz, index);
+	if (!hzram_slot_test(hz, index, HZRAM_SLOT_PP)) {
+		ret = 0;
+		goto out;
+	}
+	WRITE_ONCE(slot->flags, slot->flags & ~BIT(HZRAM_SLOT_PP));
+	old_len = hzram_slot_size(hz, index);
+	ret = 0;
+	if (old_len < threshold)
+		goto out;
+	ret = __hzram_load(hz, index, buf);
+	if (ret)
+		goto out;
+	hzram_slot_mark_idle(hz, index, false);
+
+	strm = hzram_strm_get(comp);
+	ret = hzram_comp_compress(strm, buf, &len);
+	if (ret) {
+		hzram_strm_put(comp);
+		pr_err_ratelimited("%s: recompression failed: %d\n",
+				   hz->disk->disk_name, ret);
+		ret = -EIO;
+		goto out;
+	}
+	ret = 1;
+	if (hzram_zs_class_index(hz->mem_pool, len) >=
+	    hzram_zs_class_index(hz->mem_pool, old_len) ||
+	    (threshold && len >= threshold)) {
+		hzram_strm_put(comp);
+		if (last)
+			WRITE_ONCE(slot->flags, slot->flags |
+				   BIT(HZRAM_SLOT_INCOMPRESSIBLE));
+		goto out;
+	}
+	handle = hzram_zs_alloc_nowait(hz, len, HZRAM_RESERVE_NONE);
+	if (IS_ERR_VALUE(handle)) {
+		hzram_strm_put(comp);
+		handle = hzram_zs_malloc(hz->mem_pool, len, HZRAM_GFP_WAIT);
+		if (IS_ERR_VALUE(handle)) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		/* The output went with the stream; @buf has not changed. */
+		strm = hzram_strm_get(comp);
+		if (hzram_comp_compress(strm, buf, &again) || again != len) {
+			hzram_strm_put(comp);
+			zs_free(hz->mem_pool, handle);
+			ret = -EIO;
+			goto out;
+		}
+	}
+	hzram_zs_write(hz->mem_pool, handle, strm->buffer, len);
+	hzram_strm_put(comp);
+	hzram_update_used_max(hz, zs_get_total_pages(hz->mem_pool));
+
+	ac_time = slot->ac_time;
+	hzram_slot_free(hz, index);
+	hzram_slot_set(hz, index, handle, len,
+		       (unsigned long)prio << HZRAM_SLOT_PRIO);
+	slot->ac_time = ac_time;
+	atomic64_add(len, &hz->stats.compr_data_size);
+	atomic64_inc(&hz->stats.pages_stored);
+out:
+	hzram_slot_unlock(hz, index);
+	return ret;
 }
 
 /* True if slot @index still holds staging cell @cell; the lock is held. */

@@ -84,6 +84,7 @@ static int hzram_add(void)
 	hzram_wb_device_init(hz);
 	strscpy(hz->comp_algorithm, HZRAM_DEFAULT_COMP,
 		sizeof(hz->comp_algorithm));
+	hzram_recomp_device_init(hz);
 
 	disk = hzram_alloc_disk();
 	if (IS_ERR(disk)) {

@@ -90,11 +90,16 @@ static ssize_t disksize_store(struct device *dev, struct device_attribute *attr,
 	ret = hzram_meta_alloc(hz, disksize);
 	if (ret)
 		goto out_unlock;
-	comp = hzram_comp_create(hz->comp_algorithm);
+	comp = hzram_comp_create(hz->comp_algorithm, &hz->params[0]);
 	if (IS_ERR(comp)) {
 		pr_err("%s: cannot set up %s: %ld\n", hz->disk->disk_name,
 		       hz->comp_algorithm, PTR_ERR(comp));
 		ret = PTR_ERR(comp);
+		goto out_free_meta;
+	}
+	ret = hzram_recomp_create(hz);
+	if (ret) {
+		hzram_comp_destroy(comp);
 		goto out_free_meta;
 	}
 	hz->comp = comp;
@@ -129,7 +134,8 @@ static ssize_t initstate_show(struct device *dev, struct device_attribute *attr,
  * hzram_reset_device() - free all data and return to the uninitialised state
  * @hz: the device, which nobody has open
  *
- * The algorithm goes back to the default, as in zram.
+ * The algorithm goes back to the default, and the recompression
+ * algorithms and every algorithm's parameters are forgotten, as in zram.
  */
 void hzram_reset_device(struct hzram *hz)
 {
@@ -137,6 +143,7 @@ void hzram_reset_device(struct hzram *hz)
 	hz->limit_pages = 0;
 	strscpy(hz->comp_algorithm, HZRAM_DEFAULT_COMP,
 		sizeof(hz->comp_algorithm));
+	hzram_recomp_device_init(hz);
 	if (!hzram_init_done(hz)) {
 		hzram_bd_drop(hz);
 		up_write(&hz->init_lock);
@@ -154,6 +161,7 @@ void hzram_reset_device(struct hzram *hz)
 	hzram_bd_drop(hz);
 	hzram_comp_destroy(hz->comp);
 	hz->comp = NULL;
+	hzram_recomp_destroy(hz);
 	hz->disksize = 0;
 	memset(&hz->stats, 0, sizeof(hz->stats));
 	/* A helper attached through the reset counts as the one attach. */
@@ -204,7 +212,7 @@ static ssize_t comp_algorithm_show(struct device *dev,
 	ssize_t sz;
 
 	down_read(&hz->init_lock);
-	sz = hzram_comp_available_show(hz->comp_algorithm, buf);
+	sz = hzram_comp_available_show(hz->comp_algorithm, buf, 0);
 	up_read(&hz->init_lock);
 	return sz;
 }
@@ -228,6 +236,9 @@ static ssize_t comp_algorithm_store(struct device *dev,
 		ret = -EBUSY;
 	else
 		strscpy(hz->comp_algorithm, name, sizeof(hz->comp_algorithm));
+	/* Its algorithm_params go with the old algorithm, as in zram. */
+	if (!ret)
+		hz->params[0].level = HZRAM_LEVEL_UNSET;
 	up_write(&hz->init_lock);
 	return ret ? ret : len;
 }
@@ -598,5 +609,6 @@ static const struct attribute_group hzram_disk_group = {
 const struct attribute_group *hzram_disk_groups[] = {
 	&hzram_disk_group,
 	&hzram_wb_group,
+	&hzram_recomp_group,
 	NULL,
 };

@@ -14,8 +14,8 @@
  * reset frees the block.
  *
  * Writeback runs in the writer of the sysfs file, one at a time per
- * device (wb_mutex), under init_lock held for reading (a reset waits for
- * it). It marks the chosen slots PP; a slot's data is read under its
+ * device and never beside a recompression (pp_mutex, pp.c), under
+ * init_lock held for reading (a reset waits for it). It marks the chosen slots PP; a slot's data is read under its
  * lock, the lock dropped, and the block written, up to
  * writeback_batch_size bios in flight. When a block is written, the slot
  * becomes WB only if it is still PP: any change or access of the slot
@@ -75,7 +75,7 @@ void hzram_wb_exit(void)
 
 void hzram_wb_device_init(struct hzram *hz)
 {
-	mutex_init(&hz->wb_mutex);
+	mutex_init(&hz->pp_mutex);
 	spin_lock_init(&hz->wb_limit_lock);
 	hz->wb_batch_size = HZRAM_WB_BATCH_DEFAULT;
 }
@@ -94,7 +94,7 @@ static unsigned long hzram_bd_reserve(struct hzram *hz)
 	unsigned long blk = bd->next, from = blk;
 	bool wrapped = false;
 
-	lockdep_assert_held(&hz->wb_mutex);
+	lockdep_assert_held(&hz->pp_mutex);
 	/* From after the last one taken, once round: not O(n^2) a writeback. */
 	for (;;) {
 		blk = find_next_zero_bit(bd->bitmap, bd->nr_blocks, blk);
@@ -209,10 +209,12 @@ int hzram_bd_read(struct hzram *hz, u32 index, unsigned int off, void *dst,
 		memcpy(dst, buf + off, len);
 	} else {
 		if (len == PAGE_SIZE) {
-			ret = hzram_comp_decompress(hz->comp, buf, size, dst);
+			ret = hzram_comp_decompress(hzram_slot_comp(hz, index),
+						    buf, size, dst);
 		} else {
 			strm = hzram_strm_get(hz->comp);
-			ret = hzram_comp_decompress(hz->comp, buf, size,
+			ret = hzram_comp_decompress(hzram_slot_comp(hz, index),
+						    buf, size,
 						    strm->scratch);
 			if (!ret)
 				memcpy(dst, strm->scratch + off, len);
@@ -229,108 +231,12 @@ out:
 }
 
 /*
- * The pages a writeback chose, by size class: 64-byte buckets of the
- * stored size, the largest written first (they free the most memory), and
- * in each the last chosen first, as zram's lists. Each bucket is a stack
- * of page-sized chunks of slot indexes.
- */
-#define HZRAM_PP_BUCKET_BYTES	64
-#define HZRAM_PP_BUCKETS	(PAGE_SIZE / HZRAM_PP_BUCKET_BYTES + 1)
-
-struct hzram_pp_chunk {
-	struct hzram_pp_chunk *prev;
-	unsigned int n;
-	u32 index[];
-};
-
-#define HZRAM_PP_CHUNK_SLOTS \
-	((PAGE_SIZE - sizeof(struct hzram_pp_chunk)) / sizeof(u32))
-
-struct hzram_pp {
-	struct hzram_pp_chunk *top[HZRAM_PP_BUCKETS];
-	/*
-	 * A chunk allocated before a slot lock is taken: no allocation that
-	 * may reclaim (and so swap out to this device) under a slot lock.
-	 */
-	struct hzram_pp_chunk *spare;
-	unsigned long count;	/* pages chosen and not popped */
-};
-
-/* Have a spare chunk; false without memory. Takes no slot lock. */
-static bool hzram_pp_reserve(struct hzram_pp *pp)
-{
-	if (!pp->spare)
-		pp->spare = (void *)__get_free_page(GFP_KERNEL | __GFP_NOWARN);
-	return pp->spare;
-}
-
-/* Push @index; the spare chunk is there (hzram_pp_reserve()). */
-static void hzram_pp_push(struct hzram_pp *pp, unsigned int bucket, u32 index)
-{
-	struct hzram_pp_chunk *c = pp->top[bucket];
-
-	if (!c || c->n == HZRAM_PP_CHUNK_SLOTS) {
-		c = pp->spare;
-		pp->spare = NULL;
-		c->prev = pp->top[bucket];
-		c->n = 0;
-		pp->top[bucket] = c;
-	}
-	c->index[c->n++] = index;
-	pp->count++;
-}
-
-/* The next chosen page, largest first; false when none is left. */
-static bool hzram_pp_pop(struct hzram_pp *pp, u32 *index)
-{
-	int b;
-
-	for (b = HZRAM_PP_BUCKETS - 1; b >= 0; b--) {
-		struct hzram_pp_chunk *c = pp->top[b];
-
-		if (!c)
-			continue;
-		*index = c->index[--c->n];
-		pp->count--;
-		if (!c->n) {
-			pp->top[b] = c->prev;
-			free_page((unsigned long)c);
-		}
-		return true;
-	}
-	return false;
-}
-
-/* Slot @index is no longer chosen (if it still was). */
-static void hzram_pp_unmark(struct hzram *hz, u32 index)
-{
-	struct hzram_slot *slot = &hz->table[index];
-
-	hzram_slot_lock(hz, index);
-	WRITE_ONCE(slot->flags, slot->flags & ~BIT(HZRAM_SLOT_PP));
-	hzram_slot_unlock(hz, index);
-}
-
-/* Let go of the pages chosen and not written back. */
-static void hzram_pp_release(struct hzram *hz, struct hzram_pp *pp)
-{
-	u32 index;
-
-	while (hzram_pp_pop(pp, &index)) {
-		hzram_pp_unmark(hz, index);
-		cond_resched();
-	}
-	free_page((unsigned long)pp->spare);
-	pp->spare = NULL;
-}
-
-/*
  * Choose the pages in [@lo, @hi) that writeback @mode takes: stored in
  * memory (not same-filled, not staged for the helper, not written back
  * yet, not chosen already), and of the type asked. Stops early when
  * memory for the list runs out, as zram does.
  */
-static void hzram_pp_scan(struct hzram *hz, struct hzram_pp *pp, u32 mode,
+static void hzram_wb_scan(struct hzram *hz, struct hzram_pp *pp, u32 mode,
 			  unsigned long lo, unsigned long hi)
 {
 	unsigned long index;
@@ -351,12 +257,10 @@ static void hzram_pp_scan(struct hzram *hz, struct hzram_pp *pp, u32 mode,
 			goto next;
 		if ((mode & HZRAM_WB_HUGE) && !(flags & BIT(HZRAM_SLOT_HUGE)))
 			goto next;
-		/* Only recompression finds a page incompressible: none yet. */
-		if (mode & HZRAM_WB_INCOMPRESSIBLE)
+		if ((mode & HZRAM_WB_INCOMPRESSIBLE) &&
+		    !(flags & BIT(HZRAM_SLOT_INCOMPRESSIBLE)))
 			goto next;
-		hzram_pp_push(pp, (flags & HZRAM_SIZE_MASK) /
-			      HZRAM_PP_BUCKET_BYTES, index);
-		WRITE_ONCE(slot->flags, flags | BIT(HZRAM_SLOT_PP));
+		hzram_pp_push(hz, pp, index, flags);
 next:
 		hzram_slot_unlock(hz, index);
 		if (!(index % 1024))
@@ -681,7 +585,7 @@ static int hzram_wb_choose(struct hzram *hz, struct hzram_pp *pp, char *args)
 						  &mode);
 			if (ret)
 				return ret;
-			hzram_pp_scan(hz, pp, mode, lo, hi);
+			hzram_wb_scan(hz, pp, mode, lo, hi);
 			return 0;
 		}
 		if (!strcmp(param, "page_index"))
@@ -692,7 +596,7 @@ static int hzram_wb_choose(struct hzram *hz, struct hzram_pp *pp, char *args)
 			continue;
 		if (ret)
 			return ret;
-		hzram_pp_scan(hz, pp, mode, lo, hi);
+		hzram_wb_scan(hz, pp, mode, lo, hi);
 	}
 	return 0;
 }
@@ -736,9 +640,9 @@ static ssize_t writeback_store(struct device *dev, struct device_attribute *attr
 	} else if (!hz->bd) {
 		ret = -ENODEV;
 	} else {
-		mutex_lock(&hz->wb_mutex);
+		mutex_lock(&hz->pp_mutex);
 		ret = __hzram_writeback(hz, args);
-		mutex_unlock(&hz->wb_mutex);
+		mutex_unlock(&hz->pp_mutex);
 	}
 	up_read(&hz->init_lock);
 	kfree(args);

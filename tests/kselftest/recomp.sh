@@ -1,0 +1,292 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Recompression: recomp_algorithm, recompress and algorithm_params, with
+# zram's names, formats and errors (Debian's kernels build zram without
+# CONFIG_ZRAM_MULTI_COMP: no zram here to compare with); recompressed
+# pages read back, written back and read again, with hzramd serving the
+# device, and recompression beside writes, discards and a reset.
+# Needs the hzram module loaded with no devices (run-guest).
+. "$(dirname "$0")/ktap.sh"
+. "$(dirname "$0")/hzramd-lib.sh"
+. "$(dirname "$0")/dev-lib.sh"
+
+# fill DEV: pages 0-7 random (huge), 8-15 zeros, 16-39 text, 40-103 real
+# memory, into DEV's expected image too.
+fill() {
+	truncate -s $SIZE /tmp/wb-img.$1
+	put $1 0 8 /tmp/random
+	put $1 8 8 /dev/zero
+	put $1 16 24 /tmp/text
+	put $1 40 64 /tmp/mem
+}
+
+# The algorithms comp_algorithm lists, with [ALG] around ALG.
+listed() {
+	tr -d '[]' </sys/block/$1/comp_algorithm |
+		awk -v a="$2" '{ for (i = 1; i <= NF; i++) $i = $i == a ? "[" a "]" : $i; print }'
+}
+
+# Errors and settings, before and after init; reset forgets them.
+test_recomp_attributes() {
+	local h long
+	DEVS='' LOOPS=''
+	trap cleanup EXIT
+	add_dev h hzram
+	expect_eq "$(cat /sys/block/$h/recomp_algorithm)" "" "recomp_algorithm at first"
+	long=$(printf 'x%.0s' $(seq 70))
+	expect_errno EINVAL /sys/block/$h/recomp_algorithm "priority=1"
+	expect_errno EINVAL /sys/block/$h/recomp_algorithm "algo"
+	expect_errno EINVAL /sys/block/$h/recomp_algorithm "algo=bogus"
+	expect_errno EINVAL /sys/block/$h/recomp_algorithm "algo=zstd priority=0"
+	expect_errno EINVAL /sys/block/$h/recomp_algorithm "algo=zstd priority=4"
+	expect_errno EINVAL /sys/block/$h/recomp_algorithm "algo=zstd priority=abc"
+	expect_errno E2BIG /sys/block/$h/recomp_algorithm "algo=$long"
+	expect_eq "$(cat /sys/block/$h/recomp_algorithm)" "" "recomp_algorithm after the errors"
+	echo "algo=zstd" >/sys/block/$h/recomp_algorithm
+	echo "algo=lz4hc priority=3" >/sys/block/$h/recomp_algorithm
+	expect_eq "$(cat /sys/block/$h/recomp_algorithm)" "#1: $(listed $h zstd)
+#3: $(listed $h lz4hc)" "recomp_algorithm"
+
+	expect_errno EINVAL /sys/block/$h/algorithm_params "level=abc"
+	expect_errno EINVAL /sys/block/$h/algorithm_params "level"
+	expect_errno EINVAL /sys/block/$h/algorithm_params "priority=4 level=1"
+	expect_errno EINVAL /sys/block/$h/algorithm_params "priority=-1 level=1"
+	expect_errno EINVAL /sys/block/$h/algorithm_params "algo=lzo level=1"
+	expect_errno EINVAL /sys/block/$h/algorithm_params "algo=zstd priority=3 level=1"
+	expect_errno EINVAL /sys/block/$h/algorithm_params "level=0"	# lz4's acceleration
+	expect_errno EINVAL /sys/block/$h/algorithm_params "priority=1 level=23"
+	expect_errno EINVAL /sys/block/$h/algorithm_params "algo=lz4hc level=17"
+	expect_errno EOPNOTSUPP /sys/block/$h/algorithm_params "priority=1 dict=/tmp/text"
+	echo "algo=zstd level=19" >/sys/block/$h/algorithm_params
+	echo "priority=3 level=12" >/sys/block/$h/algorithm_params
+	echo "level=2 unknown=1" >/sys/block/$h/algorithm_params
+	# Parameters for a priority without an algorithm: kept, as zram does.
+	echo "priority=2 level=5" >/sys/block/$h/algorithm_params
+	echo lzo >/sys/block/$h/comp_algorithm
+	expect_errno EOPNOTSUPP /sys/block/$h/algorithm_params "level=1"
+	echo lz4 >/sys/block/$h/comp_algorithm
+	expect_errno EINVAL /sys/block/$h/recompress "type=idle"
+
+	init_dev $h
+	expect_errno EBUSY /sys/block/$h/recomp_algorithm "algo=zstd priority=2"
+	expect_errno EBUSY /sys/block/$h/algorithm_params "level=3"
+	for v in type type=bogus threshold=4096 threshold=abc priority=0 \
+		priority=4 priority=2 algo=lzo "algo=zstd priority=3" max_pages=abc \
+		max_pages=-1; do
+		expect_errno EINVAL /sys/block/$h/recompress "$v"
+	done
+	# Nothing written: nothing to do.
+	echo "type=idle" >/sys/block/$h/recompress
+	echo "algo=lz4hc" >/sys/block/$h/recompress
+	echo 1 >/sys/block/$h/reset
+	expect_eq "$(cat /sys/block/$h/recomp_algorithm)" "" "recomp_algorithm after reset"
+	init_dev $h
+	expect_errno EINVAL /sys/block/$h/recompress "type=idle"
+}
+
+# One algorithm: every page it tries ends recompressed (r) or, as it is
+# the last, incompressible (n); by type, max_pages and threshold; the
+# data back whole, by pages and sectors; overwrite and discard.
+test_recomp_pages() {
+	local h c0 c1 n r p q
+	DEVS='' LOOPS=''
+	trap cleanup EXIT
+	add_dev h hzram
+	echo "algo=zstd" >/sys/block/$h/recomp_algorithm
+	init_dev $h
+	fill $h
+	c0=$(mm $h 2)
+	# Nothing idle yet.
+	echo "type=idle" >/sys/block/$h/recompress
+	expect_eq "$(nsel $h '$3 ~ /[rn]/')" 0 "pages recompressed with none idle"
+	echo all >/sys/block/$h/idle
+	# The random pages are huge, and some of the real memory's.
+	echo "type=huge max_pages=3" >/sys/block/$h/recompress
+	expect_eq "$(nsel $h '$3 ~ /[rn]/') $(nsel $h '$3 ~ /[rn]/ && $3 ~ /i/')" \
+		"3 0" "pages tried, still idle, after 3 huge pages"
+	echo "type=huge_idle" >/sys/block/$h/recompress
+	expect_eq "$(nsel $h '$3 ~ /h/ && $3 !~ /n/') $(nsel $h '$3 ~ /r/ && $3 ~ /h/')" "0 0" \
+		"huge pages neither recompressed nor incompressible, recompressed and huge"
+	expect_eq "$(sel $h '$3 ~ /n/ && $1 < 8')" "0 1 2 3 4 5 6 7 " "random pages incompressible"
+	expect_eq "$(mm $h 8)" "$(nsel $h '$3 ~ /h/')" "huge_pages"
+	[ "$(mm $h 2)" -le "$c0" ] || fail "compr_data_size grew"
+	# Pages under the threshold stay as they are, idle.
+	echo "type=idle threshold=3000" >/sys/block/$h/recompress
+	n=$(nsel $h '$3 ~ /r/')
+	echo "# $n pages recompressed below 3000 bytes' threshold"
+	echo "type=idle" >/sys/block/$h/recompress
+	r=$(nsel $h '$3 ~ /r/')
+	n=$(nsel $h '$3 ~ /n/')
+	c1=$(mm $h 2)
+	echo "# recompressed $r, incompressible $n; compr_data_size $c0 -> $c1"
+	expect_eq "$(nsel $h '$3 !~ /s/ && $3 !~ /[rn]/')" 0 "stored pages neither recompressed nor incompressible"
+	expect_eq "$(nsel $h '$3 ~ /i/ && $3 !~ /s/')" 0 "stored pages still idle"
+	[ "$r" -gt 0 ] || fail "no page recompressed"
+	[ "$c1" -lt "$c0" ] || fail "compr_data_size $c1, not below $c0"
+	expect_eq "$(mm $h 6)" "$(nsel $h '$3 ~ /s/')" "same_pages"
+	expect_eq "$(devhash $h)" "$(imghash $h)" "data after recompression"
+	# Sectors of a recompressed page.
+	p=$(sel $h '$3 ~ /r/' | awk '{ print $1 }')
+	expect_eq "$(dd if=/dev/$h bs=512 skip=$((p * 8 + 3)) count=2 iflag=direct status=none | sha256sum)" \
+		"$(dd if=/tmp/wb-img.$h bs=512 skip=$((p * 8 + 3)) count=2 status=none | sha256sum)" \
+		"sectors 3-4 of recompressed page $p"
+	# Again: nothing left to try.
+	echo "type=idle" >/sys/block/$h/recompress
+	echo "" >/sys/block/$h/recompress
+	expect_eq "$(mm $h 2)" "$c1" "compr_data_size after recompressing again"
+	q=$((p == 20 ? 21 : 20))
+	put $h "$p" 1 /tmp/text 3
+	discard $h $q
+	expect_eq "$(flags $h $p) $(flags $h $q)" "...... " "an overwritten and a discarded page"
+	expect_eq "$(devhash $h)" "$(imghash $h)" "data at the end"
+}
+
+# Levels, the primary's and a secondary's, change what is stored.
+test_recomp_levels() {
+	local l1 l2 z1 z19 x
+	DEVS='' LOOPS=''
+	trap cleanup EXIT
+	add_dev l1 hzram
+	add_dev l2 hzram
+	add_dev z1 hzram
+	add_dev z19 hzram
+	echo "level=65537" >/sys/block/$l2/algorithm_params	# lz4's fastest
+	echo "algo=zstd" >/sys/block/$z1/recomp_algorithm
+	echo "priority=1 level=1" >/sys/block/$z1/algorithm_params
+	echo "algo=zstd" >/sys/block/$z19/recomp_algorithm
+	echo "algo=zstd level=19" >/sys/block/$z19/algorithm_params
+	for x in $l1 $l2 $z1 $z19; do
+		init_dev $x
+		fill $x
+	done
+	echo "# compr_data_size: lz4 $(mm $l1 2), lz4 at acceleration 65537 $(mm $l2 2)"
+	[ "$(mm $l2 2)" -gt "$(mm $l1 2)" ] || fail "lz4 level 65537 stored no more than level 1"
+	echo "" >/sys/block/$z1/recompress
+	echo "" >/sys/block/$z19/recompress
+	echo "# recompressed with zstd level 1: $(mm $z1 2), level 19: $(mm $z19 2)"
+	[ "$(mm $z19 2)" -lt "$(mm $z1 2)" ] || fail "zstd level 19 stored no less than level 1"
+	for x in $l1 $l2 $z1 $z19; do
+		expect_eq "$(devhash $x)" "$(imghash $x)" "data of $x"
+	done
+}
+
+# Two algorithms by priority: the first does not mark pages
+# incompressible, the second recompresses what the first did; pages
+# written back compressed and read back through their algorithm.
+test_recomp_priorities() {
+	local h n1 c1 w p
+	DEVS='' LOOPS=''
+	trap cleanup EXIT
+	add_dev h hzram
+	mkloop bd $((4 << 20))
+	echo "algo=lz4hc" >/sys/block/$h/recomp_algorithm
+	echo "algo=zstd priority=2" >/sys/block/$h/recomp_algorithm
+	echo 1 >/sys/block/$h/compressed_writeback
+	init_dev $h "${LOOP[bd]}"
+	fill $h
+	echo "" >/sys/block/$h/recompress
+	expect_eq "$(nsel $h '$3 ~ /n/')" 0 "incompressible after the first priority"
+	n1=$(nsel $h '$3 ~ /r/')
+	c1=$(mm $h 2)
+	echo "algo=zstd" >/sys/block/$h/recompress
+	echo "# lz4hc: $n1 pages, compr_data_size $c1; zstd after it: $(nsel $h '$3 ~ /r/') pages, $(mm $h 2)"
+	expect_eq "$(sel $h '$3 ~ /n/' | wc -w | awk '{ print ($1 >= 8) }')" 1 "the random pages incompressible"
+	[ "$(mm $h 2)" -le "$c1" ] || fail "zstd after lz4hc stored more"
+	expect_eq "$(devhash $h)" "$(imghash $h)" "data after two priorities"
+	echo incompressible >/sys/block/$h/writeback
+	w=$(nsel $h '$3 ~ /n/')
+	expect_eq "$(bd $h 1) $(nsel $h '$3 ~ /n/ && $3 !~ /w/')" "$w 0" "blocks, incompressible pages not written back"
+	echo "page_indexes=16-103" >/sys/block/$h/writeback
+	expect_eq "$(nsel $h '$3 ~ /r/ && $3 !~ /w/')" 0 "recompressed pages not written back"
+	expect_eq "$(devhash $h)" "$(imghash $h)" "data read from compressed blocks"
+	p=$(sel $h '$3 ~ /r/ && $3 ~ /w/' | awk '{ print $1 }')
+	expect_eq "$(dd if=/dev/$h bs=512 skip=$((p * 8 + 5)) count=1 iflag=direct status=none | sha256sum)" \
+		"$(dd if=/tmp/wb-img.$h bs=512 skip=$((p * 8 + 5)) count=1 status=none | sha256sum)" \
+		"sector 5 of recompressed page $p from its block"
+}
+
+# With hzramd serving the device: staged pages are stored first, then
+# recompressed; reads of recompressed pages are the module's.
+test_recomp_with_hzramd() {
+	DEVS='' LOOPS=''
+	trap 'stop_hzramd 2>/dev/null || true; cleanup' EXIT
+	add_dev DEV hzram
+	echo "algo=zstd" >/sys/block/$DEV/recomp_algorithm
+	init_dev $DEV
+	offload_every_page $DEV
+	start_hzramd
+	fill $DEV
+	wait_unstaged
+	[ "$(off_field 4)" -gt 0 ] || fail "hzramd compressed no page"
+	echo all >/sys/block/$DEV/idle
+	echo "type=idle" >/sys/block/$DEV/recompress
+	[ "$(nsel $DEV '$3 ~ /r/')" -gt 0 ] || fail "no page recompressed"
+	expect_eq "$(devhash $DEV)" "$(imghash $DEV)" "data read with hzramd attached"
+	stop_hzramd
+	expect_eq "$(devhash $DEV)" "$(imghash $DEV)" "data after hzramd exited"
+}
+
+# Recompression beside writes and discards of the same pages, then beside
+# a reset and a hot_remove (which wait for it).
+test_recomp_races() {
+	local h i pid rounds=$((40 / SHRINK + 2))
+	DEVS='' LOOPS=''
+	trap '[ -z "${pid:-}" ] || kill $pid 2>/dev/null || true; cleanup' EXIT
+	add_dev h hzram
+	echo "algo=zstd" >/sys/block/$h/recomp_algorithm
+	init_dev $h
+	fill $h
+	(
+		for ((i = 0; i < rounds; i++)); do
+			put $h $((16 + i % 80)) 4 /tmp/mem $((i % 60))
+			discard $h $((40 + (i * 7) % 60))
+			put $h $((i % 8)) 1 /tmp/text $((i % 20))
+		done
+	) &
+	pid=$!
+	while kill -0 $pid 2>/dev/null; do
+		echo all >/sys/block/$h/idle
+		echo "type=idle" >/sys/block/$h/recompress
+	done
+	wait $pid
+	pid=
+	expect_eq "$(devhash $h)" "$(imghash $h)" "data after recompression beside writes"
+	echo all >/sys/block/$h/idle
+	echo "" 2>/dev/null >/sys/block/$h/recompress &
+	pid=$!
+	echo 1 >/sys/block/$h/reset
+	wait $pid || true
+	pid=
+	expect_eq "$(cat /sys/block/$h/disksize)" 0 "disksize after reset"
+	echo "algo=zstd" >/sys/block/$h/recomp_algorithm
+	init_dev $h
+	fill $h
+	echo all >/sys/block/$h/idle
+	echo "" 2>/dev/null >/sys/block/$h/recompress &
+	pid=$!
+	remove_dev $h
+	DEVS=
+	wait $pid || true
+	pid=
+}
+
+make_data() {
+	dd if=/dev/urandom of=/tmp/random bs=4096 count=8 status=none
+	# Text that compresses: the kernel's own messages, repeated.
+	dmesg | awk -v n=$((24 * 4096)) '{ a = a $0 "\n" }
+		END { while (length(s) < n) s = s a; printf "%s", substr(s, 1, n) }' >/tmp/text
+	# Real memory pages where the corpus is there, else more text.
+	if [ -f "${HZRAM_CORPUS:-}" ]; then
+		dd if="$HZRAM_CORPUS" of=/tmp/mem bs=4096 skip=1000 count=64 status=none
+	else
+		cat /tmp/text /tmp/text /tmp/text | head -c $((64 * 4096)) >/tmp/mem
+	fi
+}
+
+make_data
+if [ $# -gt 0 ]; then
+	ktap_main "$@"
+else
+	ktap_main test_recomp_attributes test_recomp_pages test_recomp_levels \
+		test_recomp_priorities test_recomp_with_hzramd test_recomp_races
+fi
