@@ -23,24 +23,31 @@
 /*
  * An algorithm. @level() turns algorithm_params' level into the one to
  * use (HZRAM_LEVEL_UNSET: the default) or fails: -EINVAL out of range,
- * -EOPNOTSUPP if the algorithm has no levels. Compression at a level gets
- * @cmem_size(level) bytes of working memory per CPU, turned into its
- * context by @cinit() (the memory itself if NULL), and decompression
- * likewise (no memory if @dmem_size is NULL).
+ * -EOPNOTSUPP if the algorithm has no levels. @dict_max is the largest
+ * dictionary it takes (0: none). @dict_setup() prepares what compression
+ * and decompression with @comp's dictionary need, once per device, into
+ * comp->dict_data, and @dict_free() frees it. Each CPU's stream gets
+ * @cmem_size(comp) bytes of working memory for compression, turned into
+ * its context by @cinit() (the memory itself if NULL), and decompression
+ * likewise (no memory if @dmem_size is NULL). Neither @compress nor
+ * @decompress sleeps or allocates.
  */
 struct hzram_backend {
 	const char *name;
 	int (*level)(int *level);
-	size_t (*cmem_size)(int level);
+	size_t dict_max;
+	int (*dict_setup)(struct hzram_comp *comp);
+	void (*dict_free)(struct hzram_comp *comp);
+	size_t (*cmem_size)(const struct hzram_comp *comp);
 	void *(*cinit)(void *mem, size_t size);
 	/* @src is PAGE_SIZE bytes; *@dst_len is @dst's room, then its length. */
-	int (*compress)(void *cctx, int level, const void *src, void *dst,
-			unsigned int *dst_len);
+	int (*compress)(const struct hzram_comp *comp, void *cctx,
+			const void *src, void *dst, unsigned int *dst_len);
 	size_t (*dmem_size)(void);
 	void *(*dinit)(void *mem, size_t size);
 	/* Return: 0 if @src decodes to exactly PAGE_SIZE bytes at @dst. */
-	int (*decompress)(void *dctx, const void *src, unsigned int src_len,
-			  void *dst);
+	int (*decompress)(const struct hzram_comp *comp, void *dctx,
+			  const void *src, unsigned int src_len, void *dst);
 };
 
 #if IS_ENABLED(CONFIG_LZO_COMPRESS) && IS_ENABLED(CONFIG_LZO_DECOMPRESS)
@@ -49,13 +56,14 @@ static int hzram_lzo_level(int *level)
 	return *level == HZRAM_LEVEL_UNSET ? 0 : -EOPNOTSUPP;
 }
 
-static size_t hzram_lzo_cmem_size(int level)
+static size_t hzram_lzo_cmem_size(const struct hzram_comp *comp)
 {
 	return LZO1X_1_MEM_COMPRESS;
 }
 
-static int hzram_lzo_compress(void *cctx, int level, const void *src,
-			      void *dst, unsigned int *dst_len)
+static int hzram_lzo_compress(const struct hzram_comp *comp, void *cctx,
+			      const void *src, void *dst,
+			      unsigned int *dst_len)
 {
 	size_t len = *dst_len;
 	int ret = lzo1x_1_compress(src, PAGE_SIZE, dst, &len, cctx);
@@ -64,8 +72,9 @@ static int hzram_lzo_compress(void *cctx, int level, const void *src,
 	return ret == LZO_E_OK ? 0 : -EINVAL;
 }
 
-static int hzram_lzorle_compress(void *cctx, int level, const void *src,
-				 void *dst, unsigned int *dst_len)
+static int hzram_lzorle_compress(const struct hzram_comp *comp, void *cctx,
+				 const void *src, void *dst,
+				 unsigned int *dst_len)
 {
 	size_t len = *dst_len;
 	int ret = lzorle1x_1_compress(src, PAGE_SIZE, dst, &len, cctx);
@@ -74,8 +83,9 @@ static int hzram_lzorle_compress(void *cctx, int level, const void *src,
 	return ret == LZO_E_OK ? 0 : -EINVAL;
 }
 
-static int hzram_lzo_decompress(void *dctx, const void *src,
-				unsigned int src_len, void *dst)
+static int hzram_lzo_decompress(const struct hzram_comp *comp, void *dctx,
+				const void *src, unsigned int src_len,
+				void *dst)
 {
 	size_t len = PAGE_SIZE;
 	int ret = lzo1x_decompress_safe(src, src_len, dst, &len);
@@ -84,35 +94,85 @@ static int hzram_lzo_decompress(void *dctx, const void *src,
 }
 #endif
 
+/*
+ * LZ4 and LZ4HC with a dictionary: the last 64 KiB of history is all
+ * LZ4 can refer to, so, as zram, a larger dictionary is refused.
+ */
+#define HZRAM_LZ4_DICT_MAX	(64 * 1024)
+
 #if IS_ENABLED(CONFIG_LZ4_DECOMPRESS)
-static int hzram_lz4_decompress(void *dctx, const void *src,
-				unsigned int src_len, void *dst)
+static int hzram_lz4_decompress(const struct hzram_comp *comp, void *dctx,
+				const void *src, unsigned int src_len,
+				void *dst)
 {
-	return LZ4_decompress_safe(src, dst, src_len, PAGE_SIZE) == PAGE_SIZE ?
-	       0 : -EINVAL;
+	int len;
+
+	if (comp->dict_sz)
+		len = LZ4_decompress_safe_usingDict(src, dst, src_len,
+						    PAGE_SIZE, comp->dict,
+						    comp->dict_sz);
+	else
+		len = LZ4_decompress_safe(src, dst, src_len, PAGE_SIZE);
+	return len == PAGE_SIZE ? 0 : -EINVAL;
 }
 #endif
 
 #if IS_ENABLED(CONFIG_LZ4_COMPRESS) && IS_ENABLED(CONFIG_LZ4_DECOMPRESS)
-/* lz4's level is its acceleration, 1 (the default) or more, as zram's. */
+/*
+ * lz4's level is its acceleration, 1 (the default) to 65537 (liblz4's
+ * LZ4_ACCELERATION_MAX). zram takes any from 1, but the kernel's LZ4
+ * shifts it left by 6 in 32 bits: at 2^26 and its multiples the step
+ * wraps to 0 and the output decodes, wrongly, without an error.
+ */
+#define HZRAM_LZ4_ACCELERATION_MAX	65537
+
 static int hzram_lz4_level(int *level)
 {
 	if (*level == HZRAM_LEVEL_UNSET)
 		*level = LZ4_ACCELERATION_DEFAULT;
-	return *level >= LZ4_ACCELERATION_DEFAULT ? 0 : -EINVAL;
+	return *level >= LZ4_ACCELERATION_DEFAULT &&
+	       *level <= HZRAM_LZ4_ACCELERATION_MAX ? 0 : -EINVAL;
 }
 
-static size_t hzram_lz4_cmem_size(int level)
+/* The stream with the dictionary loaded, copied before each page. */
+static int hzram_lz4_dict_setup(struct hzram_comp *comp)
+{
+	LZ4_stream_t *s = kvzalloc(sizeof(*s), GFP_KERNEL);
+
+	if (!s)
+		return -ENOMEM;
+	if (LZ4_loadDict(s, comp->dict, comp->dict_sz) != comp->dict_sz) {
+		kvfree(s);
+		return -EINVAL;
+	}
+	comp->dict_data = s;
+	return 0;
+}
+
+static void hzram_lz4_dict_free(struct hzram_comp *comp)
+{
+	kvfree(comp->dict_data);
+}
+
+static size_t hzram_lz4_cmem_size(const struct hzram_comp *comp)
 {
 	return LZ4_MEM_COMPRESS;
 }
 
-static int hzram_lz4_compress(void *cctx, int level, const void *src,
-			      void *dst, unsigned int *dst_len)
+static int hzram_lz4_compress(const struct hzram_comp *comp, void *cctx,
+			      const void *src, void *dst,
+			      unsigned int *dst_len)
 {
-	int len = LZ4_compress_fast(src, dst, PAGE_SIZE, *dst_len, level,
-				    cctx);
+	int len;
 
+	if (comp->dict_sz) {
+		memcpy(cctx, comp->dict_data, sizeof(LZ4_stream_t));
+		len = LZ4_compress_fast_continue(cctx, src, dst, PAGE_SIZE,
+						 *dst_len, comp->level);
+	} else {
+		len = LZ4_compress_fast(src, dst, PAGE_SIZE, *dst_len,
+					comp->level, cctx);
+	}
 	if (len <= 0)
 		return -EINVAL;
 	*dst_len = len;
@@ -129,16 +189,41 @@ static int hzram_lz4hc_level(int *level)
 	return *level >= 1 && *level <= LZ4HC_MAX_CLEVEL ? 0 : -EINVAL;
 }
 
-static size_t hzram_lz4hc_cmem_size(int level)
+/* Nothing to prepare: the dictionary is loaded before each page. */
+static int hzram_lz4hc_dict_setup(struct hzram_comp *comp)
+{
+	return 0;
+}
+
+static size_t hzram_lz4hc_cmem_size(const struct hzram_comp *comp)
 {
 	return LZ4HC_MEM_COMPRESS;
 }
 
-static int hzram_lz4hc_compress(void *cctx, int level, const void *src,
-				void *dst, unsigned int *dst_len)
+static int hzram_lz4hc_compress(const struct hzram_comp *comp, void *cctx,
+				const void *src, void *dst,
+				unsigned int *dst_len)
 {
-	int len = LZ4_compress_HC(src, dst, PAGE_SIZE, *dst_len, level, cctx);
+	int len;
 
+	if (comp->dict_sz) {
+		/*
+		 * LZ4_resetStreamHC(), which 6.1 does not export: the level,
+		 * and no history (LZ4_loadDictHC() clears the tables).
+		 */
+		LZ4_streamHC_t *s = cctx;
+
+		s->internal_donotuse.base = NULL;
+		s->internal_donotuse.compressionLevel = comp->level;
+		if (LZ4_loadDictHC(cctx, comp->dict, comp->dict_sz) !=
+		    comp->dict_sz)
+			return -EINVAL;
+		len = LZ4_compress_HC_continue(cctx, src, dst, PAGE_SIZE,
+					       *dst_len);
+	} else {
+		len = LZ4_compress_HC(src, dst, PAGE_SIZE, *dst_len,
+				      comp->level, cctx);
+	}
 	if (len <= 0)
 		return -EINVAL;
 	*dst_len = len;
@@ -158,11 +243,76 @@ static int hzram_zstd_level(int *level)
 	       0 : -EINVAL;
 }
 
-static size_t hzram_zstd_cmem_size(int level)
-{
-	zstd_parameters params = zstd_get_params(level, PAGE_SIZE);
+#ifdef HZRAM_HAVE_ZSTD_CDICT
+/*
+ * zstd with a dictionary (the kernel's zstd has the interface since
+ * 6.12, HZRAM_HAVE_ZSTD_CDICT): a compression and a decompression
+ * dictionary, made once and referring to comp->dict, as zram's. The
+ * streams' contexts stay static, in memory sized for the dictionary's
+ * parameters, so that no page allocates.
+ */
+struct hzram_zstd_dict {
+	zstd_cdict *cdict;
+	zstd_ddict *ddict;
+};
 
-	return zstd_cctx_workspace_bound(&params.cParams);
+static void *hzram_zstd_alloc(void *opaque, size_t size)
+{
+	return kvzalloc(size, GFP_KERNEL);
+}
+
+static void hzram_zstd_free(void *opaque, void *address)
+{
+	kvfree(address);
+}
+
+static const zstd_custom_mem hzram_zstd_mem = {
+	.customAlloc = hzram_zstd_alloc,
+	.customFree = hzram_zstd_free,
+};
+
+static void hzram_zstd_dict_free(struct hzram_comp *comp)
+{
+	struct hzram_zstd_dict *d = comp->dict_data;
+
+	if (!d)
+		return;
+	zstd_free_cdict(d->cdict);
+	zstd_free_ddict(d->ddict);
+	kfree(d);
+}
+
+static int hzram_zstd_dict_setup(struct hzram_comp *comp)
+{
+	struct hzram_zstd_dict *d = kzalloc(sizeof(*d), GFP_KERNEL);
+
+	if (!d)
+		return -ENOMEM;
+	comp->dict_data = d;
+	d->cdict = zstd_create_cdict_byreference(comp->dict, comp->dict_sz,
+			zstd_get_cparams(comp->level, PAGE_SIZE, comp->dict_sz),
+			hzram_zstd_mem);
+	d->ddict = zstd_create_ddict_byreference(comp->dict, comp->dict_sz,
+						 hzram_zstd_mem);
+	if (!d->cdict || !d->ddict) {
+		hzram_zstd_dict_free(comp);
+		comp->dict_data = NULL;
+		return -EINVAL;
+	}
+	return 0;
+}
+#endif
+
+static size_t hzram_zstd_cmem_size(const struct hzram_comp *comp)
+{
+	zstd_compression_parameters cp =
+		zstd_get_params(comp->level, PAGE_SIZE).cParams;
+
+#ifdef HZRAM_HAVE_ZSTD_CDICT
+	if (comp->dict_sz)
+		cp = zstd_get_cparams(comp->level, PAGE_SIZE, comp->dict_sz);
+#endif
+	return zstd_cctx_workspace_bound(&cp);
 }
 
 static void *hzram_zstd_cinit(void *mem, size_t size)
@@ -170,13 +320,23 @@ static void *hzram_zstd_cinit(void *mem, size_t size)
 	return zstd_init_cctx(mem, size);
 }
 
-static int hzram_zstd_compress(void *cctx, int level, const void *src,
-			       void *dst, unsigned int *dst_len)
+static int hzram_zstd_compress(const struct hzram_comp *comp, void *cctx,
+			       const void *src, void *dst,
+			       unsigned int *dst_len)
 {
-	zstd_parameters params = zstd_get_params(level, PAGE_SIZE);
-	size_t len = zstd_compress_cctx(cctx, dst, *dst_len, src, PAGE_SIZE,
-					&params);
+	zstd_parameters params = zstd_get_params(comp->level, PAGE_SIZE);
+	size_t len;
 
+#ifdef HZRAM_HAVE_ZSTD_CDICT
+	if (comp->dict_sz) {
+		const struct hzram_zstd_dict *d = comp->dict_data;
+
+		len = zstd_compress_using_cdict(cctx, dst, *dst_len, src,
+						PAGE_SIZE, d->cdict);
+	} else
+#endif
+		len = zstd_compress_cctx(cctx, dst, *dst_len, src, PAGE_SIZE,
+					 &params);
 	if (zstd_is_error(len))
 		return -EINVAL;
 	*dst_len = len;
@@ -193,11 +353,21 @@ static void *hzram_zstd_dinit(void *mem, size_t size)
 	return zstd_init_dctx(mem, size);
 }
 
-static int hzram_zstd_decompress(void *dctx, const void *src,
-				 unsigned int src_len, void *dst)
+static int hzram_zstd_decompress(const struct hzram_comp *comp, void *dctx,
+				 const void *src, unsigned int src_len,
+				 void *dst)
 {
-	size_t len = zstd_decompress_dctx(dctx, dst, PAGE_SIZE, src, src_len);
+	size_t len;
 
+#ifdef HZRAM_HAVE_ZSTD_CDICT
+	if (comp->dict_sz) {
+		const struct hzram_zstd_dict *d = comp->dict_data;
+
+		len = zstd_decompress_using_ddict(dctx, dst, PAGE_SIZE, src,
+						  src_len, d->ddict);
+	} else
+#endif
+		len = zstd_decompress_dctx(dctx, dst, PAGE_SIZE, src, src_len);
 	return !zstd_is_error(len) && len == PAGE_SIZE ? 0 : -EINVAL;
 }
 #endif
@@ -227,6 +397,9 @@ static const struct hzram_backend hzram_backends[] = {
 	{
 		.name = "lz4",
 		.level = hzram_lz4_level,
+		.dict_max = HZRAM_LZ4_DICT_MAX,
+		.dict_setup = hzram_lz4_dict_setup,
+		.dict_free = hzram_lz4_dict_free,
 		.cmem_size = hzram_lz4_cmem_size,
 		.compress = hzram_lz4_compress,
 		.decompress = hzram_lz4_decompress,
@@ -236,6 +409,8 @@ static const struct hzram_backend hzram_backends[] = {
 	{
 		.name = "lz4hc",
 		.level = hzram_lz4hc_level,
+		.dict_max = HZRAM_LZ4_DICT_MAX,
+		.dict_setup = hzram_lz4hc_dict_setup,
 		.cmem_size = hzram_lz4hc_cmem_size,
 		.compress = hzram_lz4hc_compress,
 		.decompress = hzram_lz4_decompress,
@@ -245,6 +420,11 @@ static const struct hzram_backend hzram_backends[] = {
 	{
 		.name = "zstd",
 		.level = hzram_zstd_level,
+#ifdef HZRAM_HAVE_ZSTD_CDICT
+		.dict_max = INT_MAX,
+		.dict_setup = hzram_zstd_dict_setup,
+		.dict_free = hzram_zstd_dict_free,
+#endif
 		.cmem_size = hzram_zstd_cmem_size,
 		.cinit = hzram_zstd_cinit,
 		.compress = hzram_zstd_compress,
@@ -277,15 +457,36 @@ bool hzram_comp_available(const char *name)
  * @name: one of the algorithms comp_algorithm lists
  * @params: algorithm_params for it
  *
- * Return: 0; -EINVAL for an unknown algorithm or a level out of its
- * range; -EOPNOTSUPP for a level given to an algorithm without levels.
+ * Return: 0; -EINVAL for an unknown algorithm, a level out of its range
+ * or a dictionary larger than it takes; -EOPNOTSUPP for a level given to
+ * an algorithm without levels, or a dictionary to one without (lzo,
+ * lzo-rle; zstd on kernels before 6.12).
  */
 int hzram_comp_check(const char *name, const struct hzram_comp_params *params)
 {
 	const struct hzram_backend *be = hzram_backend_find(name);
-	int level = params->level;
+	int level = params->level, ret;
 
-	return be ? be->level(&level) : -EINVAL;
+	if (!be)
+		return -EINVAL;
+	ret = be->level(&level);
+	if (ret || !params->dict_sz)
+		return ret;
+	if (!be->dict_setup)
+		return -EOPNOTSUPP;
+	return params->dict_sz <= be->dict_max ? 0 : -EINVAL;
+}
+
+/**
+ * hzram_comp_helper_lz4() - does @comp make what the helper makes?
+ * @comp: a device's primary streams
+ *
+ * Return: true for lz4 without a dictionary (at any level: the helper's
+ * LZ4 decodes the same, and it decodes pages of any level).
+ */
+bool hzram_comp_helper_lz4(const struct hzram_comp *comp)
+{
+	return !strcmp(comp->name, "lz4") && !comp->dict_sz;
 }
 
 /**
@@ -340,10 +541,10 @@ static void *hzram_page_alloc(int node)
 }
 
 static int hzram_strm_mem_alloc(struct hzram_strm_mem *m,
-				const struct hzram_backend *be, int level,
-				int node)
+				const struct hzram_comp *comp, int node)
 {
-	size_t csize = be->cmem_size(level);
+	const struct hzram_backend *be = comp->backend;
+	size_t csize = be->cmem_size(comp);
 	size_t dsize = be->dmem_size ? be->dmem_size() : 0;
 
 	memset(m, 0, sizeof(*m));
@@ -378,15 +579,13 @@ static int hzram_comp_cpu_prepare(unsigned int cpu, struct hlist_node *node)
 	struct hzram_strm_mem new;
 	int ret;
 
-	ret = hzram_strm_mem_alloc(&new, comp->backend, comp->level,
-				   cpu_to_node(cpu));
+	ret = hzram_strm_mem_alloc(&new, comp, cpu_to_node(cpu));
 	if (ret) {
 		pr_err("cannot set up a %s stream for CPU %u: %d\n", comp->name,
 		       cpu, ret);
 		return ret;
 	}
-	strm->backend = comp->backend;
-	strm->level = comp->level;
+	strm->comp = comp;
 	strm->cmem = new.cmem;
 	strm->cctx = new.cctx;
 	strm->dmem = new.dmem;
@@ -437,23 +636,35 @@ struct hzram_comp *hzram_comp_create(const char *name,
 {
 	const struct hzram_backend *be = hzram_backend_find(name);
 	struct hzram_comp *comp;
-	int cpu, ret, level = params->level;
+	int cpu, ret;
 
-	if (!be)
-		return ERR_PTR(-EINVAL);
-	ret = be->level(&level);
+	ret = hzram_comp_check(name, params);
 	if (ret)
 		return ERR_PTR(ret);
 	comp = kzalloc(sizeof(*comp), GFP_KERNEL);
 	if (!comp)
 		return ERR_PTR(-ENOMEM);
 	comp->backend = be;
-	comp->level = level;
+	comp->level = params->level;
+	be->level(&comp->level);
 	strscpy(comp->name, name, sizeof(comp->name));
+	/* The device's own copy: algorithm_params may change before reset. */
+	if (params->dict_sz) {
+		comp->dict = kvmalloc(params->dict_sz, GFP_KERNEL);
+		if (!comp->dict) {
+			ret = -ENOMEM;
+			goto err_free_comp;
+		}
+		memcpy(comp->dict, params->dict, params->dict_sz);
+		comp->dict_sz = params->dict_sz;
+		ret = be->dict_setup(comp);
+		if (ret)
+			goto err_free_dict;
+	}
 	comp->strm = alloc_percpu(struct hzram_strm);
 	if (!comp->strm) {
 		ret = -ENOMEM;
-		goto err_free_comp;
+		goto err_free_dict_data;
 	}
 	for_each_possible_cpu(cpu) {
 		local_lock_init(&per_cpu_ptr(comp->strm, cpu)->lock);
@@ -467,6 +678,11 @@ struct hzram_comp *hzram_comp_create(const char *name,
 
 err_free_percpu:
 	free_percpu(comp->strm);
+err_free_dict_data:
+	if (comp->dict_sz && be->dict_free)
+		be->dict_free(comp);
+err_free_dict:
+	kvfree(comp->dict);
 err_free_comp:
 	kfree(comp);
 	return ERR_PTR(ret);
@@ -476,6 +692,9 @@ void hzram_comp_destroy(struct hzram_comp *comp)
 {
 	cpuhp_state_remove_instance(hzram_cpuhp_state, &comp->node);
 	free_percpu(comp->strm);
+	if (comp->dict_sz && comp->backend->dict_free)
+		comp->backend->dict_free(comp);
+	kvfree(comp->dict);
 	kfree(comp);
 }
 
@@ -510,8 +729,8 @@ int hzram_comp_compress(struct hzram_strm *strm, const void *src,
 	*dst_len = 2 * PAGE_SIZE;
 	if (hzram_fail_compress())
 		return -EIO;
-	return strm->backend->compress(strm->cctx, strm->level, src,
-				       strm->buffer, dst_len);
+	return strm->comp->backend->compress(strm->comp, strm->cctx, src,
+					     strm->buffer, dst_len);
 }
 
 /**
@@ -536,7 +755,7 @@ int hzram_comp_decompress(struct hzram_comp *comp, const void *src,
 		return -EIO;
 	local_lock(&comp->strm->dlock);
 	strm = this_cpu_ptr(comp->strm);
-	ret = comp->backend->decompress(strm->dctx, src, src_len, dst);
+	ret = comp->backend->decompress(comp, strm->dctx, src, src_len, dst);
 	local_unlock(&comp->strm->dlock);
 	return ret ? -EIO : 0;
 }
@@ -566,7 +785,7 @@ int hzram_comp_decompress_obj(struct hzram_comp *comp, struct zs_pool *pool,
 	local_lock(&comp->strm->dlock);
 	strm = this_cpu_ptr(comp->strm);
 	src = hzram_zs_read_begin(pool, handle, len, strm->dcopy);
-	ret = comp->backend->decompress(strm->dctx, src, len, dst);
+	ret = comp->backend->decompress(comp, strm->dctx, src, len, dst);
 	hzram_zs_read_end(pool, handle, len, src);
 	local_unlock(&comp->strm->dlock);
 	return ret ? -EIO : 0;

@@ -223,7 +223,9 @@ static inline unsigned long hzram_zs_malloc(struct zs_pool *pool, size_t len,
 
 /*
  * The zsmalloc size class an object of @size bytes goes to, after classes
- * of the same shape were merged: a smaller index is less memory.
+ * of the same shape were merged: a smaller index is less memory. zs_malloc()
+ * stores the handle with the object, so the class is that of @size plus
+ * the handle's size.
  * zs_lookup_class_index() gives it from 6.2 on
  * (HZRAM_HAVE_ZS_LOOKUP_CLASS_INDEX); before, the classes of 6.1's
  * zsmalloc are worked out here as zs_create_pool() makes them: 16-byte
@@ -261,6 +263,7 @@ static inline void hzram_zs_class_shape(unsigned int i, unsigned int *pages,
 static inline unsigned int hzram_zs_class_index(struct zs_pool *pool,
 						unsigned int size)
 {
+	size += sizeof(unsigned long);
 #ifdef HZRAM_HAVE_ZS_LOOKUP_CLASS_INDEX
 	return zs_lookup_class_index(pool, size);
 #else

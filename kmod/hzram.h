@@ -255,8 +255,7 @@ struct hzram_offload_params {
 struct hzram_strm {
 	local_lock_t lock;		/* compression: cctx, buffer, scratch */
 	local_lock_t dlock;		/* decompression: dctx, dcopy */
-	const struct hzram_backend *backend;
-	int level;			/* the compressor's */
+	const struct hzram_comp *comp;	/* whose stream it is */
 	void *cmem, *cctx;		/* the compressor's memory, context */
 	void *buffer;			/* 2 * PAGE_SIZE: compressor output */
 	void *scratch;			/* PAGE_SIZE: a sub-page read decodes here */
@@ -273,6 +272,9 @@ struct hzram_comp {
 	struct hlist_node node;		/* CPU hotplug instance */
 	const struct hzram_backend *backend;
 	int level;			/* the one in use: never unset */
+	void *dict;			/* a copy of algorithm_params' dict */
+	size_t dict_sz;			/* 0: none */
+	void *dict_data;		/* what the backend made of it */
 	char name[HZRAM_ALG_NAME_MAX];
 };
 
@@ -280,6 +282,8 @@ struct hzram_comp {
 #define HZRAM_LEVEL_UNSET	INT_MIN
 struct hzram_comp_params {
 	int level;			/* HZRAM_LEVEL_UNSET: the default */
+	void *dict;			/* vmalloc()ed file content, or NULL */
+	size_t dict_sz;
 };
 
 /* A queued netlink event (netlink.c). */
@@ -444,6 +448,7 @@ int hzram_comp_init(void);
 void hzram_comp_exit(void);
 bool hzram_comp_available(const char *name);
 int hzram_comp_check(const char *name, const struct hzram_comp_params *params);
+bool hzram_comp_helper_lz4(const struct hzram_comp *comp);
 ssize_t hzram_comp_available_show(const char *cur, char *buf, ssize_t sz);
 struct hzram_comp *hzram_comp_create(const char *name,
 				     const struct hzram_comp_params *params);
@@ -494,6 +499,7 @@ void hzram_pp_release(struct hzram *hz, struct hzram_pp *pp);
 
 /* recomp.c: recomp_algorithm, recompress, algorithm_params (sysfs). */
 void hzram_recomp_device_init(struct hzram *hz);
+void hzram_params_reset(struct hzram *hz, u32 prio);
 int hzram_recomp_create(struct hzram *hz);
 void hzram_recomp_destroy(struct hzram *hz);
 extern const struct attribute_group hzram_recomp_group;

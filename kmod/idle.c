@@ -97,8 +97,7 @@ int hzram_mark_idle(struct hzram *hz, const char *buf)
  * One line per written slot, from the slot at *@ppos (the file position
  * counts slots, as zram's does): "%12lu %12u.%06d %c%c%c%c%c%c\n", the
  * index, the access time, then s (same-filled), w (written back), h
- * (huge), i (idle), r (recompressed), n (incompressible) or '.'; hzram
- * has no recompression yet: r and n stay '.'.
+ * (huge), i (idle), r (recompressed), n (incompressible) or '.'.
  */
 static ssize_t hzram_block_state_read(struct file *file, char __user *ubuf,
 				      size_t count, loff_t *ppos)

@@ -715,16 +715,17 @@ bool hzram_wb_install(struct hzram *hz, u32 index, unsigned long blk, u32 csum)
  *
  * As zram: the page loses its idle mark once it is decoded, and the new
  * data is kept only if it goes to a smaller zsmalloc size class (and
- * below @threshold). Unlike zram, the page keeps its access time. The new
- * object is allocated with the slot lock held: first without reclaim,
+ * below @threshold). Unlike zram, the page keeps its access time, and the
+ * size classes compared are those zs_malloc() uses (with the handle). The
+ * new object is allocated with the slot lock held: first without reclaim,
  * then (without the stream) with reclaim but no I/O, which cannot swap
- * out to this device; mem_limit does not apply, as the page takes less
- * memory than before.
+ * out to this device, and no retrying: a page that finds no memory keeps
+ * its data, and the recompression goes on. mem_limit does not apply, as
+ * the page takes less memory than before.
  *
  * Return: 1 if the page was compressed with @prio's algorithm, kept or
  * not; 0 if it was skipped (changed since it was chosen, or smaller than
- * @threshold); -ENOMEM without memory for the new object, the page
- * unchanged; -EIO if it does not decode or the compressor fails.
+ * @threshold); -EIO if it does not decode or the compressor fails.
  */
 int hzram_recompress_slot(struct hzram *hz, u32 index, u32 prio,
 			  unsigned int threshold, bool last, void *buf)
@@ -774,9 +775,10 @@ int hzram_recompress_slot(struct hzram *hz, u32 index, u32 prio,
 	handle = hzram_zs_alloc_nowait(hz, len, HZRAM_RESERVE_NONE);
 	if (IS_ERR_VALUE(handle)) {
 		hzram_strm_put(comp);
-		handle = hzram_zs_malloc(hz->mem_pool, len, HZRAM_GFP_WAIT);
+		handle = hzram_zs_malloc(hz->mem_pool, len,
+					 HZRAM_GFP_WAIT | __GFP_NORETRY);
 		if (IS_ERR_VALUE(handle)) {
-			ret = -ENOMEM;
+			atomic64_inc(&hz->stats.writestall);
 			goto out;
 		}
 		/* The output went with the stream; @buf has not changed. */

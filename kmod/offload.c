@@ -454,8 +454,8 @@ void hzram_offload_take_late(struct hzram_offload *off)
  * hzram_offload_start() - stage writes for the attached helper, if any
  * @hz: the device; init_lock is held for writing
  *
- * Only a device initialised with lz4 offloads: the helper makes LZ4. Not
- * while sysfs offload is off.
+ * Only a device initialised with lz4, without a dictionary, offloads: the
+ * helper makes plain LZ4. Not while sysfs offload is off.
  */
 void hzram_offload_start(struct hzram *hz)
 {
@@ -465,7 +465,7 @@ void hzram_offload_start(struct hzram *hz)
 	if (!off || rcu_access_pointer(hz->off_io) || !hzram_init_done(hz) ||
 	    hz->offp.mode == HZRAM_OFFLOAD_OFF)
 		return;
-	if (strcmp(hz->comp->name, "lz4")) {
+	if (!hzram_comp_helper_lz4(hz->comp)) {
 		WRITE_ONCE(hz->off_not_lz4, true);
 		return;
 	}

@@ -339,7 +339,7 @@ static int hzram_offload_link(struct file *file, struct hzram *hz,
 	down_write(&hz->init_lock);
 	if (hz->off) {
 		ret = -EBUSY;
-	} else if (hzram_init_done(hz) && strcmp(hz->comp->name, "lz4")) {
+	} else if (hzram_init_done(hz) && !hzram_comp_helper_lz4(hz->comp)) {
 		ret = -EOPNOTSUPP;	/* the helper makes LZ4 only */
 	} else {
 		off->hz = hz;

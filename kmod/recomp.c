@@ -22,7 +22,10 @@
 #include "hzram.h"
 
 #include <linux/gfp.h>
+#include <linux/sched/signal.h>
+#include <linux/kernel_read_file.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
 
@@ -33,12 +36,19 @@
 #define HZRAM_RECOMP_IDLE	BIT(0)
 #define HZRAM_RECOMP_HUGE	BIT(1)
 
-static void hzram_params_reset(struct hzram *hz, u32 prio)
+void hzram_params_reset(struct hzram *hz, u32 prio)
 {
+	vfree(hz->params[prio].dict);
+	hz->params[prio].dict = NULL;
+	hz->params[prio].dict_sz = 0;
 	hz->params[prio].level = HZRAM_LEVEL_UNSET;
 }
 
-/* Forget every recomp_algorithm and algorithm_params; init_lock held. */
+/*
+ * Forget every recomp_algorithm and algorithm_params (freeing their
+ * dictionaries): at creation, reset and removal; init_lock held, or
+ * nobody else can reach the device.
+ */
 void hzram_recomp_device_init(struct hzram *hz)
 {
 	u32 prio;
@@ -173,7 +183,8 @@ static ssize_t recomp_algorithm_store(struct device *dev,
 		ret = -EINVAL;
 		goto out;
 	}
-	if (strlen(alg) >= HZRAM_ALG_NAME_MAX) {
+	/* zram's bound for a name (ZRAM_MAX_ALGO_NAME_SZ). */
+	if (strlen(alg) >= 128) {
 		ret = -E2BIG;
 		goto out;
 	}
@@ -196,21 +207,48 @@ out:
 }
 
 /*
+ * Read dictionary file @path (zram's way: the kernel's file reader, whole
+ * file, vmalloc()ed) into @params. Return: 0; -EINVAL for an empty file;
+ * the reader's error.
+ */
+static int hzram_dict_load(const char *path, struct hzram_comp_params *params)
+{
+	void *buf = NULL;
+	ssize_t sz;
+
+	sz = kernel_read_file_from_path(path, 0, &buf, INT_MAX, NULL,
+					READING_POLICY);
+	if (sz < 0) {
+		pr_err("cannot read dictionary %s: %zd\n", path, sz);
+		return sz;
+	}
+	if (!sz) {
+		vfree(buf);
+		pr_err("dictionary %s is empty\n", path);
+		return -EINVAL;
+	}
+	params->dict = buf;
+	params->dict_sz = sz;
+	return 0;
+}
+
+/*
  * "[priority=N] [algo=NAME] [level=L] [dict=PATH]", as zram: the
  * parameters of the algorithm at priority N (0, the primary, by default;
  * or the first with algorithm NAME), replacing those set before; before
- * init only. Beyond zram, a level is checked here against the algorithm
- * set at that priority (zram fails the next init instead).
+ * init only. Beyond zram, the level and the dictionary are checked here
+ * against the algorithm set at that priority (zram fails the next init
+ * instead).
  */
 static ssize_t algorithm_params_store(struct device *dev,
 				      struct device_attribute *attr,
 				      const char *buf, size_t len)
 {
 	struct hzram *hz = dev_to_hzram(dev);
-	char *copy, *args, *param, *val, *alg = NULL;
+	char *copy, *args, *param, *val, *alg = NULL, *dict = NULL;
 	struct hzram_comp_params params = { .level = HZRAM_LEVEL_UNSET };
 	int prio = HZRAM_PRIMARY, ret = 0;
-	bool prio_given = false, dict = false;
+	bool prio_given = false;
 	const char *cur;
 
 	copy = kstrndup(buf, len, GFP_KERNEL);
@@ -231,7 +269,12 @@ static ssize_t algorithm_params_store(struct device *dev,
 		} else if (!strcmp(param, "algo")) {
 			alg = val;
 		} else if (!strcmp(param, "dict")) {
-			dict = true;
+			dict = val;
+		} else if (!strcmp(param, "deflate.winbits")) {
+			/* Checked as zram does; hzram has no deflate. */
+			int winbits;
+
+			ret = kstrtoint(val, 10, &winbits);
 		}
 		if (ret)
 			goto out;
@@ -253,16 +296,20 @@ static ssize_t algorithm_params_store(struct device *dev,
 	}
 	if (ret)
 		goto unlock;
-	/* Dictionaries: not yet (Documentation/admin-guide.rst). */
 	if (dict) {
-		ret = -EOPNOTSUPP;
-		goto unlock;
+		ret = hzram_dict_load(dict, &params);
+		if (ret)
+			goto unlock;
 	}
 	cur = hzram_prio_alg(hz, prio);
 	if (cur)
 		ret = hzram_comp_check(cur, &params);
-	if (!ret)
-		hz->params[prio] = params;
+	if (ret) {
+		vfree(params.dict);
+		goto unlock;
+	}
+	hzram_params_reset(hz, prio);
+	hz->params[prio] = params;
 unlock:
 	up_write(&hz->init_lock);
 out:
@@ -315,8 +362,11 @@ static void hzram_recomp_scan(struct hzram *hz, struct hzram_pp *pp, u32 mode,
 		hzram_pp_push(hz, pp, index, flags);
 next:
 		hzram_slot_unlock(hz, index);
-		if (!(index % 1024))
+		if (!(index % 1024)) {
+			if (fatal_signal_pending(current))
+				break;
 			cond_resched();
+		}
 	}
 }
 
@@ -339,6 +389,11 @@ static int hzram_recomp_pages(struct hzram *hz, struct hzram_pp *pp, u32 prio,
 			break;
 		max_pages -= ret;
 		ret = 0;
+		/* A killed writer lets reset and the helper's detach go on. */
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
 		cond_resched();
 	}
 	free_page((unsigned long)buf);

@@ -238,7 +238,7 @@ static ssize_t comp_algorithm_store(struct device *dev,
 		strscpy(hz->comp_algorithm, name, sizeof(hz->comp_algorithm));
 	/* Its algorithm_params go with the old algorithm, as in zram. */
 	if (!ret)
-		hz->params[0].level = HZRAM_LEVEL_UNSET;
+		hzram_params_reset(hz, 0);
 	up_write(&hz->init_lock);
 	return ret ? ret : len;
 }

@@ -10,6 +10,7 @@
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/zsmalloc.h>
+#include <linux/zstd.h>
 #include <linux/io_uring.h>
 #include <net/genetlink.h>
 

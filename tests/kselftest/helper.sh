@@ -108,7 +108,7 @@ test_hzramd_errors() {
 	echo 16M >/sys/block/$DEV/disksize
 	out=$("${HZRAMD[@]}" --device "${DEV#hzram}" --log-level warn 2>&1) && rc=0 || rc=$?
 	expect_eq $rc 1 "exit status for an lzo-rle device"
-	echo "$out" | grep -q "does not use lz4" || fail "lzo-rle device: $out"
+	echo "$out" | grep -q "does not use plain lz4" || fail "lzo-rle device: $out"
 	out=$("${HZRAMD[@]}" --device x 2>&1) && rc=0 || rc=$?
 	expect_eq $rc 2 "exit status for a bad argument"
 	teardown

@@ -26,19 +26,21 @@ listed() {
 
 # Errors and settings, before and after init; reset forgets them.
 test_recomp_attributes() {
-	local h long
+	local h long longer
 	DEVS='' LOOPS=''
 	trap cleanup EXIT
 	add_dev h hzram
 	expect_eq "$(cat /sys/block/$h/recomp_algorithm)" "" "recomp_algorithm at first"
-	long=$(printf 'x%.0s' $(seq 70))
+	long=$(printf 'x%.0s' $(seq 127))
+	longer=$(printf 'x%.0s' $(seq 128))
 	expect_errno EINVAL /sys/block/$h/recomp_algorithm "priority=1"
 	expect_errno EINVAL /sys/block/$h/recomp_algorithm "algo"
 	expect_errno EINVAL /sys/block/$h/recomp_algorithm "algo=bogus"
 	expect_errno EINVAL /sys/block/$h/recomp_algorithm "algo=zstd priority=0"
 	expect_errno EINVAL /sys/block/$h/recomp_algorithm "algo=zstd priority=4"
 	expect_errno EINVAL /sys/block/$h/recomp_algorithm "algo=zstd priority=abc"
-	expect_errno E2BIG /sys/block/$h/recomp_algorithm "algo=$long"
+	expect_errno EINVAL /sys/block/$h/recomp_algorithm "algo=$long"
+	expect_errno E2BIG /sys/block/$h/recomp_algorithm "algo=$longer"
 	expect_eq "$(cat /sys/block/$h/recomp_algorithm)" "" "recomp_algorithm after the errors"
 	echo "algo=zstd" >/sys/block/$h/recomp_algorithm
 	echo "algo=lz4hc priority=3" >/sys/block/$h/recomp_algorithm
@@ -52,9 +54,24 @@ test_recomp_attributes() {
 	expect_errno EINVAL /sys/block/$h/algorithm_params "algo=lzo level=1"
 	expect_errno EINVAL /sys/block/$h/algorithm_params "algo=zstd priority=3 level=1"
 	expect_errno EINVAL /sys/block/$h/algorithm_params "level=0"	# lz4's acceleration
+	# Past 65537: at 2^26 the kernel's LZ4 would store wrong data.
+	expect_errno EINVAL /sys/block/$h/algorithm_params "level=65538"
+	expect_errno EINVAL /sys/block/$h/algorithm_params "level=67108864"
+	expect_errno EINVAL /sys/block/$h/algorithm_params "deflate.winbits=abc"
 	expect_errno EINVAL /sys/block/$h/algorithm_params "priority=1 level=23"
 	expect_errno EINVAL /sys/block/$h/algorithm_params "algo=lz4hc level=17"
-	expect_errno EOPNOTSUPP /sys/block/$h/algorithm_params "priority=1 dict=/tmp/text"
+	expect_errno ENOENT /sys/block/$h/algorithm_params "priority=1 dict=/tmp/missing"
+	: >/tmp/wb-empty
+	expect_errno EINVAL /sys/block/$h/algorithm_params "priority=1 dict=/tmp/wb-empty"
+	expect_errno EINVAL /sys/block/$h/algorithm_params "dict=/tmp/mem"	# lz4: 64 KiB at most
+	expect_errno EINVAL /sys/block/$h/algorithm_params "priority=3 dict=/tmp/mem"
+	echo "dict=/tmp/dict" >/sys/block/$h/algorithm_params
+	echo "priority=3 dict=/tmp/dict level=9" >/sys/block/$h/algorithm_params
+	if [ "$ZSTD_DICT" = 1 ]; then
+		echo "priority=1 dict=/tmp/mem" >/sys/block/$h/algorithm_params
+	else
+		expect_errno EOPNOTSUPP /sys/block/$h/algorithm_params "priority=1 dict=/tmp/dict"
+	fi
 	echo "algo=zstd level=19" >/sys/block/$h/algorithm_params
 	echo "priority=3 level=12" >/sys/block/$h/algorithm_params
 	echo "level=2 unknown=1" >/sys/block/$h/algorithm_params
@@ -62,6 +79,7 @@ test_recomp_attributes() {
 	echo "priority=2 level=5" >/sys/block/$h/algorithm_params
 	echo lzo >/sys/block/$h/comp_algorithm
 	expect_errno EOPNOTSUPP /sys/block/$h/algorithm_params "level=1"
+	expect_errno EOPNOTSUPP /sys/block/$h/algorithm_params "dict=/tmp/dict"
 	echo lz4 >/sys/block/$h/comp_algorithm
 	expect_errno EINVAL /sys/block/$h/recompress "type=idle"
 
@@ -90,8 +108,9 @@ test_recomp_pages() {
 	DEVS='' LOOPS=''
 	trap cleanup EXIT
 	add_dev h hzram
+	mkloop bd $((4 << 20))
 	echo "algo=zstd" >/sys/block/$h/recomp_algorithm
-	init_dev $h
+	init_dev $h "${LOOP[bd]}"
 	fill $h
 	c0=$(mm $h 2)
 	# Nothing idle yet.
@@ -108,10 +127,10 @@ test_recomp_pages() {
 	expect_eq "$(sel $h '$3 ~ /n/ && $1 < 8')" "0 1 2 3 4 5 6 7 " "random pages incompressible"
 	expect_eq "$(mm $h 8)" "$(nsel $h '$3 ~ /h/')" "huge_pages"
 	[ "$(mm $h 2)" -le "$c0" ] || fail "compr_data_size grew"
-	# Pages under the threshold stay as they are, idle.
+	# Pages under the threshold stay as they are, idle: the text pages.
 	echo "type=idle threshold=3000" >/sys/block/$h/recompress
-	n=$(nsel $h '$3 ~ /r/')
-	echo "# $n pages recompressed below 3000 bytes' threshold"
+	expect_eq "$(nsel $h '$3 ~ /[rn]/ && $3 ~ /i/') $(nsel $h '$1 >= 16 && $1 < 40 && $3 !~ /i/')" \
+		"0 0" "pages tried and still idle, text pages tried, at a threshold of 3000"
 	echo "type=idle" >/sys/block/$h/recompress
 	r=$(nsel $h '$3 ~ /r/')
 	n=$(nsel $h '$3 ~ /n/')
@@ -131,7 +150,19 @@ test_recomp_pages() {
 	# Again: nothing left to try.
 	echo "type=idle" >/sys/block/$h/recompress
 	echo "" >/sys/block/$h/recompress
+	echo "algo=zstd priority=1" >/sys/block/$h/recompress
 	expect_eq "$(mm $h 2)" "$c1" "compr_data_size after recompressing again"
+	# Sectors written into a recompressed page: it is read, merged and
+	# stored with the primary algorithm.
+	q=$(sel $h '$3 ~ /r/' | awk '{ print $2 }')
+	dd if=/tmp/text of=/dev/$h bs=512 seek=$((q * 8 + 2)) count=3 oflag=direct status=none
+	dd if=/tmp/text of=/tmp/wb-img.$h bs=512 seek=$((q * 8 + 2)) count=3 conv=notrunc status=none
+	expect_eq "$(flags $h $q)" "......" "a recompressed page written in part"
+	expect_eq "$(devhash $h)" "$(imghash $h)" "data after a write into a recompressed page"
+	# Written back whole (not compressed) and read back.
+	echo "page_indexes=16-103" >/sys/block/$h/writeback
+	expect_eq "$(nsel $h '$3 ~ /r/ && $3 !~ /w/')" 0 "recompressed pages not written back"
+	expect_eq "$(devhash $h)" "$(imghash $h)" "data read from blocks"
 	q=$((p == 20 ? 21 : 20))
 	put $h "$p" 1 /tmp/text 3
 	discard $h $q
@@ -166,6 +197,51 @@ test_recomp_levels() {
 	for x in $l1 $l2 $z1 $z19; do
 		expect_eq "$(devhash $x)" "$(imghash $x)" "data of $x"
 	done
+}
+
+# Dictionaries: the primary lz4's, and the secondary lz4hc's and zstd's
+# (zstd's where the kernel's zstd takes them, 6.12 on), make the pages
+# smaller; the data back whole, by pages and sectors; no helper attaches
+# to a device whose LZ4 it cannot make.
+test_recomp_dict() {
+	local p1 d1 p2 d2 x p
+	DEVS='' LOOPS=''
+	trap cleanup EXIT
+	add_dev p1 hzram
+	add_dev d1 hzram
+	add_dev p2 hzram
+	add_dev d2 hzram
+	echo "dict=/tmp/dict" >/sys/block/$d1/algorithm_params
+	for x in $p2 $d2; do
+		echo "algo=lz4hc" >/sys/block/$x/recomp_algorithm
+		[ "$ZSTD_DICT" = 0 ] || echo "algo=zstd priority=2" >/sys/block/$x/recomp_algorithm
+	done
+	echo "algo=lz4hc dict=/tmp/dict" >/sys/block/$d2/algorithm_params
+	[ "$ZSTD_DICT" = 0 ] || echo "algo=zstd dict=/tmp/dict" >/sys/block/$d2/algorithm_params
+	for x in $p1 $d1 $p2 $d2; do
+		init_dev $x
+		fill $x
+	done
+	echo "# compr_data_size: lz4 $(mm $p1 2), with a dictionary $(mm $d1 2)"
+	[ "$(mm $d1 2)" -lt "$(mm $p1 2)" ] || fail "lz4 with a dictionary stored no less"
+	for x in $p2 $d2; do
+		echo "algo=lz4hc" >/sys/block/$x/recompress
+		[ "$ZSTD_DICT" = 0 ] || echo "algo=zstd" >/sys/block/$x/recompress
+	done
+	echo "# recompressed: $(mm $p2 2), with dictionaries $(mm $d2 2)"
+	[ "$(mm $d2 2)" -lt "$(mm $p2 2)" ] || fail "recompression with dictionaries stored no less"
+	for x in $p1 $d1 $p2 $d2; do
+		expect_eq "$(devhash $x)" "$(imghash $x)" "data of $x"
+	done
+	p=$(sel $d2 '$3 ~ /r/' | awk '{ print $1 }')
+	expect_eq "$(dd if=/dev/$d2 bs=512 skip=$((p * 8 + 7)) count=1 iflag=direct status=none | sha256sum)" \
+		"$(dd if=/tmp/wb-img.$d2 bs=512 skip=$((p * 8 + 7)) count=1 status=none | sha256sum)" \
+		"sector 7 of recompressed page $p"
+	DEV=$d1
+	timeout 20 "${HZRAMD[@]}" --device "${DEV#hzram}" --threads 1 --log-level warn \
+		>/tmp/wb-hzramd 2>&1 && fail "hzramd attached to lz4 with a dictionary"
+	grep -q 'does not use plain lz4' /tmp/wb-hzramd ||
+		fail "hzramd's error: $(cat /tmp/wb-hzramd)"
 }
 
 # Two algorithms by priority: the first does not mark pages
@@ -203,23 +279,40 @@ test_recomp_priorities() {
 		"sector 5 of recompressed page $p from its block"
 }
 
-# With hzramd serving the device: staged pages are stored first, then
-# recompressed; reads of recompressed pages are the module's.
+# With hzramd serving the device: staged pages are left alone, stored
+# pages recompressed; reads of recompressed pages are the module's, with
+# the helper's checks off too (offload_verify 0: no checksums).
 test_recomp_with_hzramd() {
+	local hits r0
 	DEVS='' LOOPS=''
-	trap 'stop_hzramd 2>/dev/null || true; cleanup' EXIT
+	trap 'release_commits; stop_hzramd 2>/dev/null || true; cleanup' EXIT
 	add_dev DEV hzram
 	echo "algo=zstd" >/sys/block/$DEV/recomp_algorithm
 	init_dev $DEV
 	offload_every_page $DEV
+	echo 0 >/sys/block/$DEV/offload_verify
 	start_hzramd
+	# The commit waits 3 s (5 under lockdep and KASAN): the pages stay
+	# staged through the recompressions.
+	hold_next_commit $((SLOW ? 5000 : 3000))
+	hits=$(cat $DBG/hzram/delay_commit_hits)
 	fill $DEV
+	echo "" >/sys/block/$DEV/recompress
+	echo "type=huge" >/sys/block/$DEV/recompress
+	# Else the recompressions did not meet staged pages: nothing tested.
+	[ "$(off_field 3)" -gt 0 ] || fail "no page staged during the recompressions"
+	expect_eq "$(nsel $DEV '$3 ~ /[rn]/')" 0 "staged pages recompressed"
 	wait_unstaged
+	expect_eq $(($(cat $DBG/hzram/delay_commit_hits) - hits)) 1 "commits held"
+	release_commits
 	[ "$(off_field 4)" -gt 0 ] || fail "hzramd compressed no page"
 	echo all >/sys/block/$DEV/idle
-	echo "type=idle" >/sys/block/$DEV/recompress
+	# Half of them: hzramd decodes the others.
+	echo "type=idle max_pages=40" >/sys/block/$DEV/recompress
 	[ "$(nsel $DEV '$3 ~ /r/')" -gt 0 ] || fail "no page recompressed"
+	r0=$(off_field 23)
 	expect_eq "$(devhash $DEV)" "$(imghash $DEV)" "data read with hzramd attached"
+	[ "$(off_field 23)" -gt "$r0" ] || fail "hzramd decoded no page of the read"
 	stop_hzramd
 	expect_eq "$(devhash $DEV)" "$(imghash $DEV)" "data after hzramd exited"
 }
@@ -249,6 +342,11 @@ test_recomp_races() {
 	wait $pid
 	pid=
 	expect_eq "$(devhash $h)" "$(imghash $h)" "data after recompression beside writes"
+	# Nothing lost or counted twice: all gone, every count back to 0.
+	blkdiscard -f /dev/$h 2>/dev/null
+	expect_eq "$(awk '{ print $1, $2, $6, $8 }' /sys/block/$h/mm_stat) $(nsel $h 1)" "0 0 0 0 0" \
+		"orig_data_size, compr_data_size, same_pages, huge_pages, pages listed after discarding all"
+	fill $h
 	echo all >/sys/block/$h/idle
 	echo "" 2>/dev/null >/sys/block/$h/recompress &
 	pid=$!
@@ -279,14 +377,22 @@ make_data() {
 	else
 		cat /tmp/text /tmp/text /tmp/text | head -c $((64 * 4096)) >/tmp/mem
 	fi
+	# A dictionary: text like the text pages, 16 KiB.
+	head -c 16384 /tmp/text >/tmp/dict
 	# What fill writes: one write, cheap under lockdep and KASAN.
 	{ cat /tmp/random; head -c $((8 * 4096)) /dev/zero; cat /tmp/text /tmp/mem; } >/tmp/fill
 }
 
+# The kernel's zstd takes dictionaries from 6.12 on.
+case "$(uname -r)" in
+6.1.*) ZSTD_DICT=0 ;;
+*) ZSTD_DICT=1 ;;
+esac
 make_data
 if [ $# -gt 0 ]; then
 	ktap_main "$@"
 else
 	ktap_main test_recomp_attributes test_recomp_pages test_recomp_levels \
-		test_recomp_priorities test_recomp_with_hzramd test_recomp_races
+		test_recomp_dict test_recomp_priorities test_recomp_with_hzramd \
+		test_recomp_races
 fi

@@ -524,7 +524,7 @@ TEST(ConfigTest, Errors) {
       {"[hzram0]\nsize = 5\n", "/etc/hzram.conf:2: [hzram0] size: unknown key"},
       {"\n[hzram1]\n\nZram-Size = 5\n", "/etc/hzram.conf:4: [hzram1] Zram-Size: unknown key"},
       {"[hzram0]\nwriteback-device = /dev/sdb1\n",
-       "/etc/hzram.conf:2: [hzram0] writeback-device: hzram has no backing device"},
+       "/etc/hzram.conf:2: [hzram0] writeback-device: hzram-setup does not set a backing device yet"},
       {"[zram0]\n",
        "/etc/hzram.conf:1: unknown section [zram0]: sections are [hzramN], N from 0 to 255"},
       {"[hzram256]\n",
@@ -572,11 +572,11 @@ TEST(ConfigTest, Errors) {
        "/etc/hzram.conf:2: [hzram0] compression-algorithm: 'lz5' is not one of hzram's "
        "algorithms: lzo, lzo-rle, lz4, lz4hc, zstd"},
       {"[hzram0]\ncompression-algorithm = lzo-rle zstd(level=3)\n",
-       "/etc/hzram.conf:2: [hzram0] compression-algorithm: hzram has no recompression: give one "
-       "algorithm, not 2"},
+       "/etc/hzram.conf:2: [hzram0] compression-algorithm: hzram-setup does not set up "
+       "recompression yet: give one algorithm, not 2"},
       {"[hzram0]\ncompression-algorithm = zstd(level=3)\n",
-       "/etc/hzram.conf:2: [hzram0] compression-algorithm: hzram takes no algorithm parameters: "
-       "'zstd(level=3)'"},
+       "/etc/hzram.conf:2: [hzram0] compression-algorithm: hzram-setup does not set algorithm "
+       "parameters yet: 'zstd(level=3)'"},
       {"[hzram0]\nmount-point = var/tmp\n",
        "/etc/hzram.conf:2: [hzram0] mount-point: 'var/tmp' is not an absolute path"},
       {"[hzram0]\nmount-point = /var/../tmp\n",

@@ -1162,7 +1162,7 @@ TEST(AttachTest, ErrorMessages) {
       {{F::kOpen, EMFILE, ""}, "device 4: /dev/hzram-control: Too many open files"},
       {{F::kAttach, ENODEV, ""}, "device 4 does not exist (no /dev/hzram4)"},
       {{F::kAttach, ENOENT, ""}, "device 4 does not exist (no /dev/hzram4)"},
-      {{F::kAttach, EOPNOTSUPP, ""}, "device 4 does not use lz4"},
+      {{F::kAttach, EOPNOTSUPP, ""}, "device 4 does not use plain lz4"},
       {{F::kAttach, EPROTO, ""},
        "device 4: the module speaks another version of the helper protocol than hzramd (1)"},
       {{F::kAttach, ENXIO, ""}, "device 4: attach failed: No such device or address"},
@@ -1447,7 +1447,7 @@ TEST(DaemonDeathTest, AttachFailuresExitOneNamingTheDevice) {
   const std::pair<AttachFailure, const char*> cases[] = {
       {{AttachFailure::kOpen, ENOENT, ""}, "hzramd: hzram module not loaded"},
       {{AttachFailure::kAttach, EBUSY, ""}, "hzramd: another helper serves device 3"},
-      {{AttachFailure::kAttach, EOPNOTSUPP, ""}, "hzramd: device 3 does not use lz4"},
+      {{AttachFailure::kAttach, EOPNOTSUPP, ""}, "hzramd: device 3 does not use plain lz4"},
   };
   for (const auto& [failure, message] : cases) {
     const Attacher attach = [&](unsigned device, int stop_fd,

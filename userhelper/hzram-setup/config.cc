@@ -160,7 +160,8 @@ bool SetKey(DeviceConfig* d, const std::string& key, const std::string& value, c
     std::vector<std::string> algs;
     for (std::string w; words >> w;) algs.push_back(w);
     if (algs.size() > 1) {
-      *why = "hzram has no recompression: give one algorithm, not " + std::to_string(algs.size());
+      *why = "hzram-setup does not set up recompression yet: give one algorithm, not " +
+             std::to_string(algs.size());
       return false;
     }
     if (algs.empty()) {
@@ -168,7 +169,7 @@ bool SetKey(DeviceConfig* d, const std::string& key, const std::string& value, c
       return true;
     }
     if (algs[0].find('(') != std::string::npos) {
-      *why = "hzram takes no algorithm parameters: " + Quoted(algs[0]);
+      *why = "hzram-setup does not set algorithm parameters yet: " + Quoted(algs[0]);
       return false;
     }
     for (const char* a : kAlgorithms)
@@ -217,7 +218,7 @@ bool SetKey(DeviceConfig* d, const std::string& key, const std::string& value, c
     }
     d->max_size_mb = v;
   } else if (key == "writeback-device") {
-    *why = "hzram has no backing device";
+    *why = "hzram-setup does not set a backing device yet";
     return false;
   } else {
     *why = "unknown key";

@@ -198,7 +198,9 @@ std::string AttachErrorMessage(unsigned device, const AttachFailure& f) {
           return dev + " does not exist (no /dev/" HZRAM_DEVICE_PREFIX + std::to_string(device) +
                  ")";
         case EOPNOTSUPP:
-          return dev + " does not use lz4 (the helper compresses lz4 devices only)";
+          return dev +
+                 " does not use plain lz4 (the helper compresses lz4 devices without a dictionary"
+                 " only)";
         case EPROTO:
           return dev + ": the module speaks another version of the helper protocol than hzramd (" +
                  std::to_string(HZRAM_UAPI_VERSION) + ")";
