@@ -10,7 +10,9 @@
 # undone; a file system without a mount point, and reset refused while
 # the device is held open; a mount point through a symbolic link; a bad
 # configuration changes nothing; a device disabled by host-memory-limit;
-# the module loaded by hzram-setup, and a clear error when it cannot be.
+# the second tier (recompression, a backing device and its daily limit)
+# set up and maintained with --maintain; the module loaded by
+# hzram-setup, and a clear error when it cannot be.
 # Needs the hzram module loaded and hzram-setup in ./hzram-setup/
 # (tests/kselftest/Makefile puts it there with its libraries); leaves the
 # module loaded with num_devices=0.
@@ -279,6 +281,59 @@ test_loads_the_module() {
 	modprobe hzram num_devices=0
 }
 
+# The second tier from hzram.conf: a recompression algorithm with its
+# level and a backing device with a daily limit set up; --maintain
+# recompresses the idle pages (less memory) and writes idle pages back up
+# to the limit; a second run the same day writes nothing more, one the
+# next day gets the limit again; the data read back whole.
+test_second_tier_maintenance() {
+	local loop f=/tmp/hzsetup-bd c0 c1 d=/sys/block/hzram$E
+	[ -f "${HZRAM_CORPUS:-}" ] || skip "no page corpus"
+	modprobe loop 2>/dev/null || true
+	rm -f $f
+	truncate -s 64M $f
+	loop=$(losetup -f --show $f)
+	rm -rf /run/hzram-setup
+	cat >$CONF <<-EOC
+		[hzram$E]
+		fs-type = ext4
+		mount-point = $MNT
+		hzram-size = 64
+		options = noatime
+		compression-algorithm = lz4 zstd(level=9)
+		writeback-device = $loop
+		writeback-limit = 1
+		writeback-idle-age = 2
+		recompress-idle-age = 1
+	EOC
+	hzram_setup
+	expect_eq "$(cat $d/backing_dev) $(cat $d/writeback_limit_enable) $(cat $d/writeback_limit)" \
+		"$loop 1 256" "backing_dev, writeback_limit_enable, writeback_limit"
+	grep -q '^#1: .*\[zstd\]' $d/recomp_algorithm || fail "recomp_algorithm: $(cat $d/recomp_algorithm)"
+	dd if="$HZRAM_CORPUS" of=$MNT/data bs=1M count=8 conv=fsync status=none
+	c0=$(mm_field hzram$E 2)
+	sleep 3
+	hzram_setup --maintain
+	grep -q "^hzram$E: maintained: " $OUT || fail "no summary"
+	c1=$(mm_field hzram$E 2)
+	echo "# compr_data_size $c0 -> $c1, bd_stat $(cat $d/bd_stat)"
+	[ "$c1" -lt "$c0" ] || fail "compr_data_size $c1 not below $c0"
+	expect_eq "$(awk '{ print $1, $3 }' $d/bd_stat) $(cat $d/writeback_limit)" "256 256 0" \
+		"pages written back (the day's limit), limit left"
+	[ -s /run/hzram-setup/hzram$E.writeback-day ] || fail "no day kept"
+	hzram_setup --maintain
+	expect_output "hzram$E: writeback limit spent for today"
+	expect_eq "$(awk '{ print $3 }' $d/bd_stat)" 256 "pages written back on the same day"
+	echo $(($(date +%s) / 86400 - 1)) >/run/hzram-setup/hzram$E.writeback-day
+	hzram_setup --maintain
+	[ "$(awk '{ print $3 }' $d/bd_stat)" -gt 256 ] || fail "nothing written back the next day"
+	dd if="$HZRAM_CORPUS" bs=1M count=8 status=none | cmp - $MNT/data || fail "data differs"
+	hzram_setup --reset
+	expect_eq "$(initstate hzram$E)" 0 "hzram$E initstate after reset"
+	losetup -d $loop
+	rm -f $f
+}
+
 cleanup() {
 	local id
 	rm -f $CONF
@@ -293,7 +348,8 @@ ktap_main test_dry_run_changes_nothing test_setup test_setup_again_refuses_devic
 	test_reset_refused_while_busy test_reset test_reset_leaves_other_uses_alone \
 	test_failed_setup_is_undone test_unmounted_file_system_and_reset_while_open \
 	test_mount_point_through_a_link \
-	test_bad_config_changes_nothing test_disabled_by_host_memory_limit test_loads_the_module
+	test_bad_config_changes_nothing test_disabled_by_host_memory_limit \
+	test_second_tier_maintenance test_loads_the_module
 rc=$?
 cleanup
 exit $rc

@@ -523,8 +523,19 @@ TEST(ConfigTest, Errors) {
        "'foo(1)'"},
       {"[hzram0]\nsize = 5\n", "/etc/hzram.conf:2: [hzram0] size: unknown key"},
       {"\n[hzram1]\n\nZram-Size = 5\n", "/etc/hzram.conf:4: [hzram1] Zram-Size: unknown key"},
-      {"[hzram0]\nwriteback-device = /dev/sdb1\n",
-       "/etc/hzram.conf:2: [hzram0] writeback-device: hzram-setup does not set a backing device yet"},
+      {"[hzram0]\nwriteback-device = dev/sdb1\n",
+       "/etc/hzram.conf:2: [hzram0] writeback-device: 'dev/sdb1' is not an absolute path"},
+      {"[hzram0]\nwriteback-limit = 1G\n",
+       "/etc/hzram.conf:2: [hzram0] writeback-limit: '1G' is not a number of MiB or \"none\""},
+      {"[hzram0]\nwriteback-idle-age = 1w\n",
+       "/etc/hzram.conf:2: [hzram0] writeback-idle-age: '1w' is not a duration (seconds, or a "
+       "number with min, h or d)"},
+      {"[hzram0]\nrecompress-idle-age = 0\n",
+       "/etc/hzram.conf:2: [hzram0] recompress-idle-age: '0' is not a duration (seconds, or a "
+       "number with min, h or d)"},
+      {"[hzram0]\nrecompress-idle-age = -5\n",
+       "/etc/hzram.conf:2: [hzram0] recompress-idle-age: '-5' is not a duration (seconds, or a "
+       "number with min, h or d)"},
       {"[zram0]\n",
        "/etc/hzram.conf:1: unknown section [zram0]: sections are [hzramN], N from 0 to 255"},
       {"[hzram256]\n",
@@ -571,12 +582,26 @@ TEST(ConfigTest, Errors) {
       {"[hzram0]\ncompression-algorithm = lz5\n",
        "/etc/hzram.conf:2: [hzram0] compression-algorithm: 'lz5' is not one of hzram's "
        "algorithms: lzo, lzo-rle, lz4, lz4hc, zstd"},
-      {"[hzram0]\ncompression-algorithm = lzo-rle zstd(level=3)\n",
-       "/etc/hzram.conf:2: [hzram0] compression-algorithm: hzram-setup does not set up "
-       "recompression yet: give one algorithm, not 2"},
-      {"[hzram0]\ncompression-algorithm = zstd(level=3)\n",
-       "/etc/hzram.conf:2: [hzram0] compression-algorithm: hzram-setup does not set algorithm "
-       "parameters yet: 'zstd(level=3)'"},
+      {"[hzram0]\ncompression-algorithm = lz4 zstd lz4hc zstd lz4\n",
+       "/etc/hzram.conf:2: [hzram0] compression-algorithm: at most 4 algorithms (the primary and "
+       "three for recompression), not 5"},
+      {"[hzram0]\ncompression-algorithm = lz4 zstd(level=3 (type=idle)\n",
+       "/etc/hzram.conf:2: [hzram0] compression-algorithm: '(type=idle' in 'zstd''s parameters "
+       "is not level=NUMBER or dict=/PATH"},
+      {"[hzram0]\ncompression-algorithm = lz4 zstd(level=3\n",
+       "/etc/hzram.conf:2: [hzram0] compression-algorithm: no ')' after 'zstd(level=3'"},
+      {"[hzram0]\ncompression-algorithm = lz4 zstd(level=3)x\n",
+       "/etc/hzram.conf:2: [hzram0] compression-algorithm: no space after 'zstd(level=3)'"},
+      {"[hzram0]\ncompression-algorithm = zstd(level=x)\n",
+       "/etc/hzram.conf:2: [hzram0] compression-algorithm: 'level=x' in 'zstd''s parameters is "
+       "not level=NUMBER or dict=/PATH"},
+      {"[hzram0]\ncompression-algorithm = zstd(dict=d)\n",
+       "/etc/hzram.conf:2: [hzram0] compression-algorithm: 'dict=d' in 'zstd''s parameters is "
+       "not level=NUMBER or dict=/PATH"},
+      {"[hzram0]\ncompression-algorithm = lz4 zstd (type=idle)\n",
+       "/etc/hzram.conf:2: [hzram0] compression-algorithm: recompression parameters in "
+       "parentheses without an algorithm are not taken: recompress-idle-age says when to "
+       "recompress"},
       {"[hzram0]\nmount-point = var/tmp\n",
        "/etc/hzram.conf:2: [hzram0] mount-point: 'var/tmp' is not an absolute path"},
       {"[hzram0]\nmount-point = /var/../tmp\n",
@@ -612,6 +637,13 @@ TEST(ConfigTest, ResolveErrors) {
        "bytes"},
       {"[hzram0]\nmount-point = /mnt\n\nfs-type = swap\n",
        "/etc/hzram.conf:4: [hzram0] fs-type: swap, but mount-point is set (/etc/hzram.conf:2)"},
+      {"[hzram0]\nwriteback-idle-age = 1d\n",
+       "/etc/hzram.conf:2: [hzram0] writeback-idle-age: no writeback-device"},
+      {"[hzram0]\n\nwriteback-limit = 100\n",
+       "/etc/hzram.conf:3: [hzram0] writeback-limit: no writeback-device"},
+      {"[hzram0]\ncompression-algorithm = zstd\nrecompress-idle-age = 1h\n",
+       "/etc/hzram.conf:3: [hzram0] recompress-idle-age: compression-algorithm names no "
+       "algorithm to recompress with"},
   };
   for (const auto& [text, error] : cases) EXPECT_EQ(error, ResolveError(text)) << text;
   // 2^44 - 1 MiB is the largest whole number of MiB below 2^64 bytes.
@@ -776,6 +808,74 @@ TEST(PlanTest, SwapSteps) {
   EXPECT_EQ((std::vector<std::string>{"swapon", "/dev/hzram1"}), s[5].argv);
 }
 
+// The second tier: recompression algorithms and their parameters, a
+// backing device and its daily limit, and the maintenance steps.
+TEST(PlanTest, SecondTierSteps) {
+  const std::vector<Device> d = Resolve(
+      "[hzram0]\ncompression-algorithm = lz4(level=2) lz4hc zstd(level=12, dict=/etc/d)\n"
+      "writeback-device = /dev/sdb1\nwriteback-limit = 100\nwriteback-idle-age = 1d\n"
+      "recompress-idle-age = 30min\n"
+      "[hzram1]\ncompression-algorithm = zstd\nwriteback-device = /var/lib/hzram/backing\n"
+      "writeback-idle-age = 12h\nwriteback-limit = none\n"
+      "[hzram2]\n",
+      1000);
+  EXPECT_EQ((std::vector<std::string>{"# create /dev/hzram0 if missing (modprobe hzram, hot_add)",
+                                      "echo lz4 > /sys/block/hzram0/comp_algorithm",
+                                      "echo 'priority=0 level=2' > /sys/block/hzram0/algorithm_params",
+                                      "echo 'algo=lz4hc priority=1' > /sys/block/hzram0/recomp_algorithm",
+                                      "echo 'algo=zstd priority=2' > /sys/block/hzram0/recomp_algorithm",
+                                      "echo 'priority=2 level=12 dict=/etc/d' > "
+                                      "/sys/block/hzram0/algorithm_params",
+                                      "echo /dev/sdb1 > /sys/block/hzram0/backing_dev",
+                                      "echo 1 > /sys/block/hzram0/writeback_limit_enable",
+                                      "echo 25600 > /sys/block/hzram0/writeback_limit",
+                                      "echo 524288000 > /sys/block/hzram0/disksize",
+                                      "mkswap /dev/hzram0", "swapon -p 100 -o discard /dev/hzram0"}),
+            Lines(SetupSteps(d[0])));
+  EXPECT_EQ((std::vector<std::string>{"echo 1800 > /sys/block/hzram0/idle",
+                                      "echo type=idle > /sys/block/hzram0/recompress",
+                                      "echo 25600 > /sys/block/hzram0/writeback_limit  # at the "
+                                      "first run of each day",
+                                      "echo 86400 > /sys/block/hzram0/idle",
+                                      "echo idle > /sys/block/hzram0/writeback"}),
+            Lines(MaintainSteps(d[0])));
+  EXPECT_TRUE(MaintainSteps(d[0])[2].daily);
+  EXPECT_EQ((std::vector<std::string>{"echo 43200 > /sys/block/hzram1/idle",
+                                      "echo idle > /sys/block/hzram1/writeback"}),
+            Lines(MaintainSteps(d[1])));
+  EXPECT_TRUE(MaintainSteps(d[2]).empty());
+  EXPECT_EQ(
+      "# hzram0: swap, 500 MiB (min(ram / 2, 4096)), lz4, recompression lz4hc, recompression "
+      "zstd after 1800 s idle, writeback to /dev/sdb1 after 86400 s idle, at most 100 MiB a "
+      "day, priority 100, options discard",
+      DescribeDevice(d[0]));
+  EXPECT_EQ(
+      "# ram = 1000 MiB\n"
+      "# hzram1: swap, 500 MiB (min(ram / 2, 4096)), zstd, writeback to /var/lib/hzram/backing "
+      "after 43200 s idle, priority 100, options discard\n"
+      "echo 43200 > /sys/block/hzram1/idle\n"
+      "echo idle > /sys/block/hzram1/writeback\n"
+      "# hzram2: swap, 500 MiB (min(ram / 2, 4096)), the default algorithm, priority 100, "
+      "options discard\n"
+      "# nothing to maintain\n",
+      FormatPlan({d[1], d[2]}, 1000, PlanKind::kMaintain));
+  // Durations.
+  std::uint64_t sec;
+  for (const auto& [text, want] : std::vector<std::pair<std::string, std::uint64_t>>{
+           {"5", 5}, {"5s", 5}, {"2min", 120}, {"3h", 10800}, {"7d", 604800}}) {
+    ASSERT_TRUE(ParseDuration(text, &sec)) << text;
+    EXPECT_EQ(want, sec) << text;
+  }
+  for (const char* bad : {"", "0", "h", "1m", "1 h", "-1", "1.5h", "9999999999999"})
+    EXPECT_FALSE(ParseDuration(bad, &sec)) << bad;
+  std::vector<Algorithm> algs;
+  std::string why;
+  ASSERT_TRUE(ParseAlgorithms("  zstd(level=-3)   lz4hc( level=9 ) ", &algs, &why)) << why;
+  EXPECT_EQ((std::vector<Algorithm>{{"zstd", -3, ""}, {"lz4hc", 9, ""}}), algs);
+  ASSERT_TRUE(ParseAlgorithms("", &algs, &why));
+  EXPECT_TRUE(algs.empty());
+}
+
 TEST(PlanTest, FileSystemSteps) {
   const std::vector<Device> d = Resolve(
       "[hzram2]\nfs-type = ext4\nmount-point = /mnt/a b\noptions = noatime\nzram-size = 64\n"
@@ -845,9 +945,9 @@ const char kSampleResetPlan[] =
 
 TEST(PlanTest, DryRunOutput) {
   const std::vector<Device> d = Resolve(kSample, 1000);
-  EXPECT_EQ(kSamplePlan, FormatPlan(d, 1000, false));
-  EXPECT_EQ(kSampleResetPlan, FormatPlan(d, 1000, true));
-  EXPECT_EQ("# ram = 7 MiB\n# no devices configured\n", FormatPlan({}, 7, false));
+  EXPECT_EQ(kSamplePlan, FormatPlan(d, 1000, PlanKind::kSetUp));
+  EXPECT_EQ(kSampleResetPlan, FormatPlan(d, 1000, PlanKind::kReset));
+  EXPECT_EQ("# ram = 7 MiB\n# no devices configured\n", FormatPlan({}, 7, PlanKind::kSetUp));
   EXPECT_EQ(
       "# hzram0: swap, 500 MiB (min(ram / 2, 4096)), the default algorithm, priority 100, "
       "no options",

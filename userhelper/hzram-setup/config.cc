@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <climits>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -156,29 +157,26 @@ bool SetKey(DeviceConfig* d, const std::string& key, const std::string& value, c
     *canonical = "zram-resident-limit";
     return ParseSize(key, value, origin, &d->resident_limit, why);
   } else if (key == "compression-algorithm") {
-    std::istringstream words(value);
-    std::vector<std::string> algs;
-    for (std::string w; words >> w;) algs.push_back(w);
-    if (algs.size() > 1) {
-      *why = "hzram-setup does not set up recompression yet: give one algorithm, not " +
-             std::to_string(algs.size());
+    return ParseAlgorithms(value, &d->algorithms, why);
+  } else if (key == "writeback-device") {
+    std::string path, bad;
+    if (!NormalisePath(value, &path, &bad)) {
+      *why = Quoted(value) + " is " + bad;
       return false;
     }
-    if (algs.empty()) {
-      d->algorithm.clear();
-      return true;
-    }
-    if (algs[0].find('(') != std::string::npos) {
-      *why = "hzram-setup does not set algorithm parameters yet: " + Quoted(algs[0]);
+    d->writeback_device = path;
+  } else if (key == "writeback-limit") {
+    if (!ParseOptionalMib(value, &d->writeback_limit_mb)) {
+      *why = Quoted(value) + " is not a number of MiB or \"none\"";
       return false;
     }
-    for (const char* a : kAlgorithms)
-      if (algs[0] == a) {
-        d->algorithm = a;
-        return true;
-      }
-    *why = Quoted(algs[0]) + " is not one of hzram's algorithms: lzo, lzo-rle, lz4, lz4hc, zstd";
-    return false;
+  } else if (key == "writeback-idle-age" || key == "recompress-idle-age") {
+    std::uint64_t s;
+    if (!ParseDuration(value, &s)) {
+      *why = Quoted(value) + " is not a duration (seconds, or a number with min, h or d)";
+      return false;
+    }
+    (key == "writeback-idle-age" ? d->writeback_idle_s : d->recompress_idle_s) = s;
   } else if (key == "swap-priority") {
     if (!ParseInt(value, -1, 32767, &d->swap_priority)) {
       *why = Quoted(value) + " is not a number from -1 to 32767";
@@ -217,15 +215,104 @@ bool SetKey(DeviceConfig* d, const std::string& key, const std::string& value, c
       return false;
     }
     d->max_size_mb = v;
-  } else if (key == "writeback-device") {
-    *why = "hzram-setup does not set a backing device yet";
-    return false;
   } else {
     *why = "unknown key";
     return false;
   }
   return true;
 }
+
+}  // namespace
+
+bool ParseAlgorithms(const std::string& value, std::vector<Algorithm>* out, std::string* why) {
+  std::vector<Algorithm> algs;
+  std::size_t i = 0;
+  for (;;) {
+    while (i < value.size() && std::isspace(static_cast<unsigned char>(value[i]))) i++;
+    if (i == value.size()) break;
+    const std::size_t start = i;
+    while (i < value.size() && !std::isspace(static_cast<unsigned char>(value[i])) &&
+           value[i] != '(')
+      i++;
+    Algorithm a;
+    a.name = value.substr(start, i - start);
+    if (a.name.empty()) {
+      *why = "recompression parameters in parentheses without an algorithm are not taken: "
+             "recompress-idle-age says when to recompress";
+      return false;
+    }
+    bool known = false;
+    for (const char* k : kAlgorithms) known |= a.name == k;
+    if (!known) {
+      *why = Quoted(a.name) + " is not one of hzram's algorithms: lzo, lzo-rle, lz4, lz4hc, zstd";
+      return false;
+    }
+    if (i < value.size() && value[i] == '(') {
+      const std::size_t close = value.find(')', i);
+      if (close == std::string::npos) {
+        *why = "no ')' after " + Quoted(value.substr(start));
+        return false;
+      }
+      std::string params = value.substr(i + 1, close - i - 1);
+      for (char& c : params)
+        if (c == ',') c = ' ';
+      std::istringstream words(params);
+      for (std::string w; words >> w;) {
+        const std::size_t eq = w.find('=');
+        const std::string k = w.substr(0, eq), v = eq == std::string::npos ? "" : w.substr(eq + 1);
+        int level;
+        std::string path, bad;
+        if (k == "level" && ParseInt(v, INT_MIN + 1, INT_MAX, &level)) {
+          a.level = level;
+        } else if (k == "dict" && NormalisePath(v, &path, &bad)) {
+          a.dict = path;
+        } else {
+          *why = Quoted(w) + " in " + Quoted(a.name) +
+                 "'s parameters is not level=NUMBER or dict=/PATH";
+          return false;
+        }
+      }
+      i = close + 1;
+      if (i < value.size() && !std::isspace(static_cast<unsigned char>(value[i]))) {
+        *why = "no space after " + Quoted(value.substr(start, i - start));
+        return false;
+      }
+    }
+    algs.push_back(std::move(a));
+  }
+  if (algs.size() > kMaxAlgorithms) {
+    *why = "at most " + std::to_string(kMaxAlgorithms) +
+           " algorithms (the primary and three for recompression), not " +
+           std::to_string(algs.size());
+    return false;
+  }
+  *out = std::move(algs);
+  return true;
+}
+
+bool ParseDuration(const std::string& value, std::uint64_t* seconds) {
+  std::size_t digits = 0;
+  while (digits < value.size() && std::isdigit(static_cast<unsigned char>(value[digits])))
+    digits++;
+  if (!digits || digits > 12) return false;
+  const std::string unit = value.substr(digits);
+  std::uint64_t n = std::stoull(value.substr(0, digits)), mul;
+  if (unit.empty() || unit == "s")
+    mul = 1;
+  else if (unit == "min")
+    mul = 60;
+  else if (unit == "h")
+    mul = 3600;
+  else if (unit == "d")
+    mul = 86400;
+  else
+    return false;
+  if (!n) return false;
+  *seconds = n * mul;
+  return true;
+}
+
+namespace {
 
 // A size expression's value in bytes. False and *error if it is not a size.
 bool EvaluateSize(const SizeSetting& s, const std::string& device, const Variables& vars,
@@ -476,7 +563,26 @@ bool ResolveDevices(const Config& config, std::uint64_t ram_mib, std::vector<Dev
     d.mount_point = c.mount_point.value_or("");
     d.options = c.options;
     d.swap_priority = c.swap_priority;
-    d.algorithm = c.algorithm;
+    if (!c.algorithms.empty()) {
+      d.primary = c.algorithms[0];
+      d.algorithm = c.algorithms[0].name;
+      d.recompression.assign(c.algorithms.begin() + 1, c.algorithms.end());
+    }
+    d.writeback_device = c.writeback_device;
+    if (c.writeback_limit_mb) d.writeback_limit_pages = *c.writeback_limit_mb * (kMiB / 4096);
+    d.writeback_idle_s = c.writeback_idle_s.value_or(0);
+    d.recompress_idle_s = c.recompress_idle_s.value_or(0);
+    if (d.writeback_device.empty() &&
+        (c.writeback_idle_s || c.writeback_limit_mb.value_or(0))) {
+      const char* key = c.writeback_idle_s ? "writeback-idle-age" : "writeback-limit";
+      *error = origin(key) + ": [" + d.name + "] " + key + ": no writeback-device";
+      return false;
+    }
+    if (c.recompress_idle_s && d.recompression.empty()) {
+      *error = origin("recompress-idle-age") + ": [" + d.name +
+               "] recompress-idle-age: compression-algorithm names no algorithm to recompress with";
+      return false;
+    }
 
     if (c.host_memory_limit_mb && *c.host_memory_limit_mb < ram_mib) {
       d.enabled = false;

@@ -36,6 +36,18 @@ struct SizeSetting {
   Origin origin;
 };
 
+// An algorithm of compression-algorithm, with its parameters in
+// parentheses: "zstd(level=12,dict=/etc/hzram/dict)".
+struct Algorithm {
+  std::string name;
+  std::optional<int> level;
+  std::string dict;  // empty: none
+  bool operator==(const Algorithm&) const = default;
+};
+
+// The most algorithms: the primary and three for recompression.
+inline constexpr std::size_t kMaxAlgorithms = 4;
+
 // One [hzramN] section, all files merged: the last value of each key wins.
 struct DeviceConfig {
   unsigned id = 0;
@@ -45,7 +57,13 @@ struct DeviceConfig {
   // The obsolete pair; either one set overrides zram-size.
   std::optional<double> fraction;                           // zram-fraction
   std::optional<std::optional<std::uint64_t>> max_size_mb;  // max-zram-size; inner unset: none
-  std::string algorithm;                                    // empty: the kernel's default
+  // compression-algorithm: the primary, then the recompression algorithms
+  // by priority; empty: the module's default.
+  std::vector<Algorithm> algorithms;
+  std::string writeback_device;                            // empty: none
+  std::optional<std::uint64_t> writeback_limit_mb;         // MiB a day; unset: no limit
+  std::optional<std::uint64_t> writeback_idle_s;           // writeback-idle-age
+  std::optional<std::uint64_t> recompress_idle_s;          // recompress-idle-age
   int swap_priority = 100;
   std::optional<std::string> mount_point, fs_type;
   std::string options = "discard";
@@ -101,6 +119,12 @@ struct Device {
   std::uint64_t disksize = 0;   // bytes
   std::uint64_t mem_limit = 0;  // bytes; 0: none
   std::string algorithm;        // empty: the kernel's default
+  std::vector<Algorithm> recompression;  // recomp_algorithm's, priority 1 first
+  std::optional<Algorithm> primary;      // algorithm, with its parameters
+  std::string writeback_device;          // backing_dev; empty: none
+  std::uint64_t writeback_limit_pages = 0;  // 4 KiB pages a day; 0: no limit
+  std::uint64_t writeback_idle_s = 0;    // 0: no writeback
+  std::uint64_t recompress_idle_s = 0;   // 0: no recompression
   std::string fs_type;          // "swap", or a file system
   std::string mount_point;      // empty for swap, or a file system left unmounted
   std::string options;
@@ -115,6 +139,16 @@ struct Device {
 // variable) or the keys contradict each other.
 bool ResolveDevices(const Config& config, std::uint64_t ram_mib, std::vector<Device>* devices,
                     std::vector<std::string>* warnings, std::string* error);
+
+// compression-algorithm's value: algorithms separated by spaces, each
+// NAME or NAME(PARAMS), PARAMS level=N and dict=/PATH separated by commas
+// or spaces. False and *why for anything else, or more than
+// kMaxAlgorithms.
+bool ParseAlgorithms(const std::string& value, std::vector<Algorithm>* out, std::string* why);
+
+// A duration: a whole number of seconds, or of minutes, hours or days
+// with the suffix min, h or d ("30min", "12h", "7d"), at least 1 s.
+bool ParseDuration(const std::string& value, std::uint64_t* seconds);
 
 // "hzramN" for N in 0..255, without leading zeros; false otherwise.
 bool ParseDeviceName(const std::string& name, unsigned* id);

@@ -79,7 +79,12 @@ int main(int argc, char** argv) {
     devices = chosen;
   }
   if (options.dry_run) {
-    std::fputs(FormatPlan(devices, ram, options.reset).c_str(), stdout);
+    std::fputs(FormatPlan(devices, ram,
+                          options.reset      ? PlanKind::kReset
+                          : options.maintain ? PlanKind::kMaintain
+                                             : PlanKind::kSetUp)
+                   .c_str(),
+               stdout);
     return 0;
   }
   if (config.files.empty()) {
@@ -90,9 +95,11 @@ int main(int argc, char** argv) {
   for (const Device& d : devices) {
     if (d.enabled)
       enabled.push_back(d);
-    else if (!options.reset)
+    else if (!options.reset && !options.maintain)
       std::printf("%s: disabled, %s\n", d.name.c_str(), d.why_disabled.c_str());
   }
-  const int failed = options.reset ? ResetDevices(enabled) : SetUpDevices(enabled);
+  const int failed = options.reset      ? ResetDevices(enabled)
+                     : options.maintain ? MaintainDevices(enabled)
+                                        : SetUpDevices(enabled);
   return failed ? 1 : 0;
 }

@@ -13,11 +13,13 @@ namespace hzsetup {
 std::string UsageText() {
   return "usage: hzram-setup [--dry-run] [--root DIR] [hzramN...]\n"
          "       hzram-setup --reset [--dry-run] [--root DIR] [hzramN...]\n"
+         "       hzram-setup --maintain [--dry-run] [--root DIR] [hzramN...]\n"
          "       hzram-setup --help | --version\n"
          "\n"
          "Sets up the hzram devices of hzram.conf (hzram.conf(5)) as swap or file\n"
          "systems, or with --reset undoes that.\n"
          "  --reset       swapoff or unmount the devices and reset them\n"
+         "  --maintain    recompress and write back idle pages, as configured\n"
          "  --dry-run     print what would be done, change nothing\n"
          "  --root DIR    read the configuration and /proc/meminfo under DIR\n"
          "  hzramN        only these devices (default: all configured)\n";
@@ -26,12 +28,13 @@ std::string UsageText() {
 std::string VersionText() { return "hzram-setup " HZRAM_VERSION "\n"; }
 
 ParseResult ParseOptions(int argc, const char* const* argv, Options* o, std::string* error) {
-  enum { kOptReset = 256, kOptRoot };
+  enum { kOptReset = 256, kOptRoot, kOptMaintain };
   static const option kLongOptions[] = {
       {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, 'V'},
       {"dry-run", no_argument, nullptr, 'n'},
       {"reset", no_argument, nullptr, kOptReset},
+      {"maintain", no_argument, nullptr, kOptMaintain},
       {"root", required_argument, nullptr, kOptRoot},
       {nullptr, 0, nullptr, 0},
   };
@@ -50,7 +53,18 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options* o, std::str
         o->dry_run = true;
         break;
       case kOptReset:
+        if (o->maintain) {
+          *why = "--reset and --maintain exclude each other";
+          return false;
+        }
         o->reset = true;
+        break;
+      case kOptMaintain:
+        if (o->reset) {
+          *why = "--reset and --maintain exclude each other";
+          return false;
+        }
+        o->maintain = true;
         break;
       case kOptRoot:
         if (value[0] != '/') {

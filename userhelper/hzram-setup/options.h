@@ -11,6 +11,7 @@ namespace hzsetup {
 
 struct Options {
   bool reset = false;             // --reset: undo the setup
+  bool maintain = false;          // --maintain: recompress and write back idle pages
   bool dry_run = false;           // --dry-run: print the steps, change nothing
   std::string root = "/";         // --root: where hzram.conf* and /proc/meminfo are read
   std::vector<unsigned> devices;  // hzramN arguments; empty: every configured device

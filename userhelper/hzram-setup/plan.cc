@@ -56,6 +56,14 @@ std::string Mib(double mib) {
   return s.str();
 }
 
+// " level=N dict=PATH" for algorithm_params.
+std::string Params(const Algorithm& a) {
+  std::string s;
+  if (a.level) s += " level=" + std::to_string(*a.level);
+  if (!a.dict.empty()) s += " dict=" + a.dict;
+  return s;
+}
+
 }  // namespace
 
 std::vector<Step> SetupSteps(const Device& d) {
@@ -65,6 +73,22 @@ std::vector<Step> SetupSteps(const Device& d) {
   ensure.path = "/dev/" + d.name;
   steps.push_back(ensure);
   if (!d.algorithm.empty()) steps.push_back(Write(Sysfs(d, "comp_algorithm"), d.algorithm));
+  if (d.primary && (d.primary->level || !d.primary->dict.empty()))
+    steps.push_back(Write(Sysfs(d, "algorithm_params"), "priority=0" + Params(*d.primary)));
+  for (std::size_t i = 0; i < d.recompression.size(); i++) {
+    const Algorithm& a = d.recompression[i];
+    const std::string prio = "priority=" + std::to_string(i + 1);
+    steps.push_back(Write(Sysfs(d, "recomp_algorithm"), "algo=" + a.name + " " + prio));
+    if (a.level || !a.dict.empty())
+      steps.push_back(Write(Sysfs(d, "algorithm_params"), prio + Params(a)));
+  }
+  if (!d.writeback_device.empty()) {
+    steps.push_back(Write(Sysfs(d, "backing_dev"), d.writeback_device));
+    if (d.writeback_limit_pages) {
+      steps.push_back(Write(Sysfs(d, "writeback_limit_enable"), "1"));
+      steps.push_back(Write(Sysfs(d, "writeback_limit"), std::to_string(d.writeback_limit_pages)));
+    }
+  }
   if (d.mem_limit) steps.push_back(Write(Sysfs(d, "mem_limit"), std::to_string(d.mem_limit)));
   steps.push_back(Write(Sysfs(d, "disksize"), std::to_string(d.disksize)));
   const std::string dev = "/dev/" + d.name;
@@ -107,6 +131,24 @@ std::vector<Step> SetupSteps(const Device& d) {
   return steps;
 }
 
+std::vector<Step> MaintainSteps(const Device& d) {
+  std::vector<Step> steps;
+  if (d.recompress_idle_s) {
+    steps.push_back(Write(Sysfs(d, "idle"), std::to_string(d.recompress_idle_s)));
+    steps.push_back(Write(Sysfs(d, "recompress"), "type=idle"));
+  }
+  if (d.writeback_idle_s) {
+    if (d.writeback_limit_pages) {
+      Step refill = Write(Sysfs(d, "writeback_limit"), std::to_string(d.writeback_limit_pages));
+      refill.daily = true;
+      steps.push_back(refill);
+    }
+    steps.push_back(Write(Sysfs(d, "idle"), std::to_string(d.writeback_idle_s)));
+    steps.push_back(Write(Sysfs(d, "writeback"), "idle"));
+  }
+  return steps;
+}
+
 std::vector<Step> ResetSteps(const Device& d) {
   std::vector<Step> steps;
   if (d.swap())
@@ -122,7 +164,8 @@ std::string FormatStep(const Step& s) {
     case Step::Kind::kEnsureDevice:
       return "# create " + s.path + " if missing (modprobe hzram, hot_add)";
     case Step::Kind::kWrite:
-      return "echo " + ShellWord(s.value) + " > " + ShellWord(s.path);
+      return "echo " + ShellWord(s.value) + " > " + ShellWord(s.path) +
+             (s.daily ? "  # at the first run of each day" : "");
     case Step::Kind::kMkdir:
       return "mkdir -p " + ShellWord(s.path);
     case Step::Kind::kRun: {
@@ -145,6 +188,15 @@ std::string DescribeDevice(const Device& d) {
   if (!d.enabled) return s + ": disabled, " + d.why_disabled;
   s += ", " + Mib(d.size_mib) + " MiB (" + d.size_text + ")";
   s += ", " + (d.algorithm.empty() ? std::string("the default algorithm") : d.algorithm);
+  for (const Algorithm& a : d.recompression) s += ", recompression " + a.name;
+  if (d.recompress_idle_s)
+    s += " after " + std::to_string(d.recompress_idle_s) + " s idle";
+  if (!d.writeback_device.empty()) {
+    s += ", writeback to " + d.writeback_device;
+    if (d.writeback_idle_s) s += " after " + std::to_string(d.writeback_idle_s) + " s idle";
+    if (d.writeback_limit_pages)
+      s += ", at most " + std::to_string(d.writeback_limit_pages / 256) + " MiB a day";
+  }
   if (d.mem_limit) s += ", mem_limit " + std::to_string(d.mem_limit) + " bytes";
   if (d.swap()) s += ", priority " + std::to_string(d.swap_priority);
   if (d.swap() || !d.mount_point.empty())
@@ -152,7 +204,8 @@ std::string DescribeDevice(const Device& d) {
   return s;
 }
 
-std::string FormatPlan(const std::vector<Device>& devices, std::uint64_t ram_mib, bool reset) {
+std::string FormatPlan(const std::vector<Device>& devices, std::uint64_t ram_mib, PlanKind kind) {
+  const bool reset = kind == PlanKind::kReset;
   std::string out = "# ram = " + std::to_string(ram_mib) + " MiB\n";
   if (devices.empty()) return out + "# no devices configured\n";
   // A reset goes the other way, from the last device.
@@ -160,7 +213,11 @@ std::string FormatPlan(const std::vector<Device>& devices, std::uint64_t ram_mib
     const Device& d = devices[reset ? devices.size() - 1 - i : i];
     out += DescribeDevice(d) + "\n";
     if (!d.enabled) continue;
-    for (const Step& s : reset ? ResetSteps(d) : SetupSteps(d)) out += FormatStep(s) + "\n";
+    const std::vector<Step> steps = kind == PlanKind::kReset      ? ResetSteps(d)
+                                    : kind == PlanKind::kMaintain ? MaintainSteps(d)
+                                                                  : SetupSteps(d);
+    if (kind == PlanKind::kMaintain && steps.empty()) out += "# nothing to maintain\n";
+    for (const Step& s : steps) out += FormatStep(s) + "\n";
   }
   return out;
 }

@@ -23,12 +23,26 @@ struct Step {
   Kind kind = Kind::kRun;
   std::string path, value;
   std::vector<std::string> argv;
+  // A write of the maintenance that is made at its first run of each day
+  // only (UTC; the day of the last one is kept in kStateDir).
+  bool daily = false;
 };
 
-// Setting @d up: the device, comp_algorithm (if set), mem_limit (if not
-// 0), disksize, then mkswap and swapon, or mkfs.TYPE (-q for ext2, ext3
-// and ext4), and for a mount point mkdir and mount.
+// Where --maintain keeps the day it last refilled each writeback limit.
+inline constexpr const char* kStateDir = "/run/hzram-setup";
+
+// Setting @d up: the device, comp_algorithm and its algorithm_params (if
+// set), each recompression algorithm's recomp_algorithm and
+// algorithm_params, backing_dev and the writeback limit (if set),
+// mem_limit (if not 0), disksize, then mkswap and swapon, or mkfs.TYPE
+// (-q for ext2, ext3 and ext4), and for a mount point mkdir and mount.
 std::vector<Step> SetupSteps(const Device& d);
+
+// The periodic maintenance of @d (hzram-setup --maintain, from
+// hzram-setup-maintain.timer): pages idle for recompress-idle-age
+// recompressed, then pages idle for writeback-idle-age written back, and
+// the writeback limit refilled once a day. Empty when none is configured.
+std::vector<Step> MaintainSteps(const Device& d);
 
 // Undoing it: swapoff or umount (a real reset skips them when the device
 // is not swap or not mounted), then reset.
@@ -44,7 +58,8 @@ std::string DescribeDevice(const Device& d);
 // The --dry-run output for @devices: a header line with ram, then per
 // device its description and steps (or why it is disabled); for a reset,
 // from the last device to the first, as ResetDevices goes.
-std::string FormatPlan(const std::vector<Device>& devices, std::uint64_t ram_mib, bool reset);
+enum class PlanKind { kSetUp, kReset, kMaintain };
+std::string FormatPlan(const std::vector<Device>& devices, std::uint64_t ram_mib, PlanKind kind);
 
 // /proc/swaps: the file names of the active swap areas, unescaped.
 std::vector<std::string> ParseSwaps(const std::string& text);

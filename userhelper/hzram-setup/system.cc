@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -317,7 +318,96 @@ bool Reset(const Device& d) {
   return true;
 }
 
+// The day (UTC) a daily step was last made for @d, from kStateDir; -1
+// if never.
+long LastDay(const Device& d) {
+  std::ifstream in(std::string(kStateDir) + "/" + d.name + ".writeback-day");
+  long day = -1;
+  if (!(in >> day)) return -1;
+  return day;
+}
+
+bool SaveDay(const Device& d, long day, std::string* error) {
+  if (!MakeDirs(kStateDir, error)) return false;
+  const std::string path = std::string(kStateDir) + "/" + d.name + ".writeback-day";
+  std::ofstream out(path, std::ios::trunc);
+  out << day << "\n";
+  if (!out.flush()) {
+    *error = "writing " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+// hzram-setup --maintain for @d: its MaintainSteps(), on a device set up
+// (one that is not is left alone). A writeback whose limit is spent for
+// the day is skipped, not a failure.
+bool Maintain(const Device& d) {
+  const std::vector<Step> steps = MaintainSteps(d);
+  if (steps.empty()) return true;
+  std::string error, value;
+  if (!Exists("/sys/block/" + d.name) ||
+      !ReadAttr("/sys/block/" + d.name + "/initstate", &value, &error) || value != "1") {
+    std::printf("%s: not set up, nothing to maintain\n", d.name.c_str());
+    return true;
+  }
+  const long today = static_cast<long>(time(nullptr) / 86400);
+  bool ok = true;
+  for (const Step& s : steps) {
+    if (s.daily) {
+      if (LastDay(d) == today) continue;
+      if (!WriteAttr(s.path, s.value, &error) || !SaveDay(d, today, &error)) {
+        Fail(d, error);
+        ok = false;
+      }
+      continue;
+    }
+    // The limit spent, before the writeback or during it (EIO): not an
+    // error, the rest waits for tomorrow.
+    const bool writeback =
+        s.path.size() > 10 && s.path.compare(s.path.size() - 10, 10, "/writeback") == 0;
+    const auto spent = [&] {
+      std::string enabled, left, unused;
+      return ReadAttr("/sys/block/" + d.name + "/writeback_limit_enable", &enabled, &unused) &&
+             ReadAttr("/sys/block/" + d.name + "/writeback_limit", &left, &unused) &&
+             enabled == "1" && left == "0";
+    };
+    if (writeback && spent()) {
+      std::printf("%s: writeback limit spent for today\n", d.name.c_str());
+      continue;
+    }
+    int err = 0;
+    if (!WriteAttr(s.path, s.value, &error, &err)) {
+      if (writeback && err == EIO && spent()) {
+        std::printf("%s: writeback limit spent for today\n", d.name.c_str());
+        continue;
+      }
+      Fail(d, error);
+      ok = false;
+    }
+  }
+  if (!ok) return false;
+  std::string bd, mm;
+  ReadAttr("/sys/block/" + d.name + "/bd_stat", &bd, &error);
+  ReadAttr("/sys/block/" + d.name + "/mm_stat", &mm, &error);
+  std::istringstream b(bd), m(mm);
+  std::uint64_t on_bd = 0, orig = 0, compr = 0;
+  b >> on_bd;
+  m >> orig >> compr;
+  std::printf("%s: maintained: %llu MiB stored in %llu MiB, %llu MiB written back\n",
+              d.name.c_str(), static_cast<unsigned long long>(orig >> 20),
+              static_cast<unsigned long long>(compr >> 20),
+              static_cast<unsigned long long>(on_bd >> 8));
+  return true;
+}
+
 }  // namespace
+
+int MaintainDevices(const std::vector<Device>& devices) {
+  int failed = 0;
+  for (const Device& d : devices) failed += !Maintain(d);
+  return failed;
+}
 
 int SetUpDevices(const std::vector<Device>& devices) {
   int failed = 0;

@@ -22,6 +22,11 @@ int SetUpDevices(const std::vector<Device>& devices);
 // alone. Returns how many failed.
 int ResetDevices(const std::vector<Device>& devices);
 
+// The periodic maintenance (MaintainSteps()) of each device set up:
+// recompression and writeback of idle pages, the daily writeback limit.
+// Returns how many failed.
+int MaintainDevices(const std::vector<Device>& devices);
+
 }  // namespace hzsetup
 
 #endif  // HZRAM_SETUP_SYSTEM_H
