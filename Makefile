@@ -81,6 +81,7 @@ bench: deps userhelper
 	bench/offload-compare
 	bench/offload-profile
 	bench/writeback-compare
+	bench/recomp-compare
 
 dkms-install:
 	scripts/dkms install

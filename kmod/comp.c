@@ -23,8 +23,8 @@
 /*
  * An algorithm. @level() turns algorithm_params' level into the one to
  * use (HZRAM_LEVEL_UNSET: the default) or fails: -EINVAL out of range,
- * -EOPNOTSUPP if the algorithm has no levels. @dict_max is the largest
- * dictionary it takes (0: none). @dict_setup() prepares what compression
+ * -EOPNOTSUPP if the algorithm has no levels. @dict_min and @dict_max
+ * bound the dictionaries it takes. @dict_setup() prepares what compression
  * and decompression with @comp's dictionary need, once per device, into
  * comp->dict_data, and @dict_free() frees it. Each CPU's stream gets
  * @cmem_size(comp) bytes of working memory for compression, turned into
@@ -35,7 +35,7 @@
 struct hzram_backend {
 	const char *name;
 	int (*level)(int *level);
-	size_t dict_max;
+	size_t dict_min, dict_max;
 	int (*dict_setup)(struct hzram_comp *comp);
 	void (*dict_free)(struct hzram_comp *comp);
 	size_t (*cmem_size)(const struct hzram_comp *comp);
@@ -96,9 +96,11 @@ static int hzram_lzo_decompress(const struct hzram_comp *comp, void *dctx,
 
 /*
  * LZ4 and LZ4HC with a dictionary: the last 64 KiB of history is all
- * LZ4 can refer to, so, as zram, a larger dictionary is refused.
+ * LZ4 can refer to, so, as zram, a larger dictionary is refused; and
+ * LZ4_loadDict() loads nothing under 8 bytes (its hash unit).
  */
 #define HZRAM_LZ4_DICT_MAX	(64 * 1024)
+#define HZRAM_LZ4_DICT_MIN	8
 
 #if IS_ENABLED(CONFIG_LZ4_DECOMPRESS)
 static int hzram_lz4_decompress(const struct hzram_comp *comp, void *dctx,
@@ -397,6 +399,7 @@ static const struct hzram_backend hzram_backends[] = {
 	{
 		.name = "lz4",
 		.level = hzram_lz4_level,
+		.dict_min = HZRAM_LZ4_DICT_MIN,
 		.dict_max = HZRAM_LZ4_DICT_MAX,
 		.dict_setup = hzram_lz4_dict_setup,
 		.dict_free = hzram_lz4_dict_free,
@@ -409,6 +412,7 @@ static const struct hzram_backend hzram_backends[] = {
 	{
 		.name = "lz4hc",
 		.level = hzram_lz4hc_level,
+		.dict_min = HZRAM_LZ4_DICT_MIN,
 		.dict_max = HZRAM_LZ4_DICT_MAX,
 		.dict_setup = hzram_lz4hc_dict_setup,
 		.cmem_size = hzram_lz4hc_cmem_size,
@@ -421,6 +425,7 @@ static const struct hzram_backend hzram_backends[] = {
 		.name = "zstd",
 		.level = hzram_zstd_level,
 #ifdef HZRAM_HAVE_ZSTD_CDICT
+		.dict_min = 1,
 		.dict_max = INT_MAX,
 		.dict_setup = hzram_zstd_dict_setup,
 		.dict_free = hzram_zstd_dict_free,
@@ -474,7 +479,8 @@ int hzram_comp_check(const char *name, const struct hzram_comp_params *params)
 		return ret;
 	if (!be->dict_setup)
 		return -EOPNOTSUPP;
-	return params->dict_sz <= be->dict_max ? 0 : -EINVAL;
+	return params->dict_sz >= be->dict_min &&
+	       params->dict_sz <= be->dict_max ? 0 : -EINVAL;
 }
 
 /**

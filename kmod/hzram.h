@@ -190,6 +190,9 @@ struct hzram_stats {
 	atomic64_t bd_count;		/* pages on the backing device now */
 	atomic64_t bd_reads;		/* pages read from it */
 	atomic64_t bd_writes;		/* pages written to it */
+	atomic64_t recomp_pages;	/* slots with a priority above 0 now */
+	atomic64_t incompressible;	/* slots marked incompressible now */
+	atomic64_t recomp_tried;	/* pages recompression compressed */
 	atomic_long_t max_used_pages;	/* peak of zs_get_total_pages() */
 	/* offload_stat: enum hzram_offload_stat_field, from HZRAM_OFF_STAGED */
 	atomic64_t offload[HZRAM_OFF_NR_FIELDS];
@@ -590,6 +593,8 @@ void hzram_mm_stat(struct hzram *hz, u64 v[HZRAM_MM_NR_FIELDS]);
 void hzram_io_stat(struct hzram *hz, u64 v[HZRAM_IO_NR_FIELDS]);
 void hzram_debug_stat(struct hzram *hz, u64 v[HZRAM_DEBUG_NR_FIELDS]);
 void hzram_offload_stat(struct hzram *hz, u64 v[HZRAM_OFF_NR_FIELDS]);
+void hzram_bd_stat(struct hzram *hz, u64 v[HZRAM_BD_NR_FIELDS]);
+void hzram_recomp_stat(struct hzram *hz, u64 v[HZRAM_RECOMP_NR_FIELDS]);
 
 /* netlink.c */
 int hzram_nl_init(void);

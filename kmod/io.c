@@ -117,6 +117,10 @@ static void hzram_slot_free(struct hzram *hz, u32 index)
 {
 	struct hzram_slot *slot = &hz->table[index];
 
+	if (slot->flags & HZRAM_PRIO_MASK)
+		atomic64_dec(&hz->stats.recomp_pages);
+	if (hzram_slot_test(hz, index, HZRAM_SLOT_INCOMPRESSIBLE))
+		atomic64_dec(&hz->stats.incompressible);
 	if (hzram_slot_test(hz, index, HZRAM_SLOT_SAME)) {
 		atomic64_dec(&hz->stats.same_pages);
 		atomic64_dec(&hz->stats.pages_stored);
@@ -763,13 +767,16 @@ int hzram_recompress_slot(struct hzram *hz, u32 index, u32 prio,
 		goto out;
 	}
 	ret = 1;
+	atomic64_inc(&hz->stats.recomp_tried);
 	if (hzram_zs_class_index(hz->mem_pool, len) >=
 	    hzram_zs_class_index(hz->mem_pool, old_len) ||
 	    (threshold && len >= threshold)) {
 		hzram_strm_put(comp);
-		if (last)
+		if (last) {
 			WRITE_ONCE(slot->flags, slot->flags |
 				   BIT(HZRAM_SLOT_INCOMPRESSIBLE));
+			atomic64_inc(&hz->stats.incompressible);
+		}
 		goto out;
 	}
 	handle = hzram_zs_alloc_nowait(hz, len, HZRAM_RESERVE_NONE);
@@ -801,6 +808,7 @@ int hzram_recompress_slot(struct hzram *hz, u32 index, u32 prio,
 	slot->ac_time = ac_time;
 	atomic64_add(len, &hz->stats.compr_data_size);
 	atomic64_inc(&hz->stats.pages_stored);
+	atomic64_inc(&hz->stats.recomp_pages);
 out:
 	hzram_slot_unlock(hz, index);
 	return ret;

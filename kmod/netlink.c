@@ -68,6 +68,7 @@ static int hzram_nl_put_device(struct sk_buff *skb, struct hzram *hz)
 {
 	u64 mm[HZRAM_MM_NR_FIELDS], io[HZRAM_IO_NR_FIELDS];
 	u64 dbg[HZRAM_DEBUG_NR_FIELDS], off[HZRAM_OFF_NR_FIELDS];
+	u64 bd[HZRAM_BD_NR_FIELDS], rc[HZRAM_RECOMP_NR_FIELDS];
 	/* The algorithm the device uses; the one it will use otherwise. */
 	const char *alg = hz->comp ? hz->comp->name : hz->comp_algorithm;
 
@@ -75,6 +76,8 @@ static int hzram_nl_put_device(struct sk_buff *skb, struct hzram *hz)
 	hzram_io_stat(hz, io);
 	hzram_debug_stat(hz, dbg);
 	hzram_offload_stat(hz, off);
+	hzram_bd_stat(hz, bd);
+	hzram_recomp_stat(hz, rc);
 	if (nla_put_u32(skb, HZRAM_NL_A_ID, hz->id) ||
 	    nla_put_string(skb, HZRAM_NL_A_NAME, hz->disk->disk_name) ||
 	    nla_put_u64_64bit(skb, HZRAM_NL_A_DISKSIZE, hz->disksize,
@@ -93,7 +96,11 @@ static int hzram_nl_put_device(struct sk_buff *skb, struct hzram *hz)
 	    nla_put_string(skb, HZRAM_NL_A_OFFLOAD,
 			   hzram_offload_modes[READ_ONCE(hz->offp.mode)]) ||
 	    hzram_nl_put_fields(skb, HZRAM_NL_A_OFFLOAD_STAT, off,
-				HZRAM_OFF_NR_FIELDS))
+				HZRAM_OFF_NR_FIELDS) ||
+	    hzram_nl_put_fields(skb, HZRAM_NL_A_BD_STAT, bd,
+				HZRAM_BD_NR_FIELDS) ||
+	    hzram_nl_put_fields(skb, HZRAM_NL_A_RECOMP_STAT, rc,
+				HZRAM_RECOMP_NR_FIELDS))
 		return -EMSGSIZE;
 	return 0;
 }

@@ -486,14 +486,33 @@ out:
 	return ret ? ret : len;
 }
 
+/* recomp_stat's fields (hzram's own: zram counts none of these). */
+void hzram_recomp_stat(struct hzram *hz, u64 v[HZRAM_RECOMP_NR_FIELDS])
+{
+	v[HZRAM_RECOMP_PAGES] = atomic64_read(&hz->stats.recomp_pages);
+	v[HZRAM_RECOMP_INCOMPRESSIBLE] = atomic64_read(&hz->stats.incompressible);
+	v[HZRAM_RECOMP_TRIED] = atomic64_read(&hz->stats.recomp_tried);
+}
+
+static ssize_t recomp_stat_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	u64 v[HZRAM_RECOMP_NR_FIELDS];
+
+	hzram_recomp_stat(dev_to_hzram(dev), v);
+	return sysfs_emit(buf, "%8llu %8llu %8llu\n", v[0], v[1], v[2]);
+}
+
 static DEVICE_ATTR_RW(recomp_algorithm);
 static DEVICE_ATTR_WO(recompress);
 static DEVICE_ATTR_WO(algorithm_params);
+static DEVICE_ATTR_RO(recomp_stat);
 
 static struct attribute *hzram_recomp_attrs[] = {
 	&dev_attr_recomp_algorithm.attr,
 	&dev_attr_recompress.attr,
 	&dev_attr_algorithm_params.attr,
+	&dev_attr_recomp_stat.attr,
 	NULL,
 };
 

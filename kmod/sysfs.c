@@ -225,6 +225,9 @@ static ssize_t comp_algorithm_store(struct device *dev,
 	char copy[HZRAM_ALG_NAME_MAX], *name;
 	int ret = 0;
 
+	/* zram's bound for a name (ZRAM_MAX_ALGO_NAME_SZ), then ours. */
+	if (strnlen(buf, 128) >= 128)
+		return -E2BIG;
 	if (strscpy(copy, buf, sizeof(copy)) < 0)
 		return -EINVAL;
 	name = strim(copy);

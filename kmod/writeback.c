@@ -39,6 +39,7 @@
 #include <linux/fs.h>
 #include <linux/highmem.h>
 #include <linux/pagemap.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
@@ -498,6 +499,11 @@ static int hzram_wb_pages(struct hzram *hz, struct hzram_pp *pp,
 		err = hzram_wb_reap(hz, ctl, false);
 		if (err)
 			ret = err;
+		/* A killed writer lets reset and removal go on. */
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
 		cond_resched();
 	}
 	if (blk != HZRAM_NO_BLOCK)
@@ -1059,16 +1065,23 @@ static ssize_t compressed_writeback_show(struct device *dev,
 }
 
 /* Pages on the backing device, read from it, written to it: 4 KiB units. */
+/* bd_stat's fields, in 4 KiB pages (as zram's, whatever PAGE_SIZE). */
+void hzram_bd_stat(struct hzram *hz, u64 v[HZRAM_BD_NR_FIELDS])
+{
+	const u64 k = PAGE_SIZE >> 12;
+
+	v[HZRAM_BD_COUNT] = k * atomic64_read(&hz->stats.bd_count);
+	v[HZRAM_BD_READS] = k * atomic64_read(&hz->stats.bd_reads);
+	v[HZRAM_BD_WRITES] = k * atomic64_read(&hz->stats.bd_writes);
+}
+
 static ssize_t bd_stat_show(struct device *dev, struct device_attribute *attr,
 			    char *buf)
 {
-	struct hzram *hz = dev_to_hzram(dev);
-	const u64 k = PAGE_SIZE >> 12;
+	u64 v[HZRAM_BD_NR_FIELDS];
 
-	return sysfs_emit(buf, "%8llu %8llu %8llu\n",
-			  k * atomic64_read(&hz->stats.bd_count),
-			  k * atomic64_read(&hz->stats.bd_reads),
-			  k * atomic64_read(&hz->stats.bd_writes));
+	hzram_bd_stat(dev_to_hzram(dev), v);
+	return sysfs_emit(buf, "%8llu %8llu %8llu\n", v[0], v[1], v[2]);
 }
 
 static DEVICE_ATTR_RW(backing_dev);

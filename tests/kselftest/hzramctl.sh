@@ -202,7 +202,7 @@ test_same_as_zramctl() {
 	expect_eq "$(printf '%s\n' "$out" | cut -d' ' -f1-12)" \
 		"$(zramctl --output-all --raw "$z" | sed "s|^$z |$h |")" "--output-all, zramctl's columns"
 	expect_eq "$(printf '%s\n' "$out" | head -n1 | cut -d' ' -f13-)" \
-		"OFFLOAD HELPER HELPER-PAGES FALLBACKS" "--output-all, hzram's columns"
+		"OFFLOAD HELPER HELPER-PAGES FALLBACKS WRITTEN-BACK RECOMPRESSED" "--output-all, hzram's columns"
 
 	# Without a device: each tool lists its own, the same way.
 	expect_eq "$(hzramctl --raw | as_zram --raw)" "$(zramctl --raw | sed "s|^$z |$h |")" "the lists"
@@ -352,6 +352,37 @@ test_offload_columns() {
 	gone "$h"
 }
 
+# WRITTEN-BACK and RECOMPRESSED: bd_stat's first field (4 KiB pages, a
+# size) and recomp_stat's, through the netlink family and, in a network
+# namespace of its own, from sysfs.
+test_second_tier_columns() {
+	local d loop f=/tmp/hzramctl-bd want cols=WRITTEN-BACK,RECOMPRESSED
+	[ -f "$CORPUS" ] || skip "no page corpus"
+	modprobe loop 2>/dev/null || true
+	rm -f $f
+	truncate -s 16M $f
+	loop=$(losetup -f --show $f)
+	d=$(cat /sys/class/hzram-control/hot_add)
+	echo algo=zstd >/sys/block/hzram$d/recomp_algorithm
+	echo "$loop" >/sys/block/hzram$d/backing_dev
+	echo 32M >/sys/block/hzram$d/disksize
+	expect_eq "$(hzramctl --raw -n -b -o $cols /dev/hzram$d)" "0 0" "the columns at first"
+	dd if="$CORPUS" of=/dev/hzram$d bs=1M count=4 oflag=direct status=none
+	echo all >/sys/block/hzram$d/idle
+	echo type=idle >/sys/block/hzram$d/recompress
+	echo page_indexes=0-99 >/sys/block/hzram$d/writeback
+	want="$(($(awk '{ print $1 }' /sys/block/hzram$d/bd_stat) * 4096)) $(awk '{ print $1 }' /sys/block/hzram$d/recomp_stat)"
+	echo "bd_stat $(cat /sys/block/hzram$d/bd_stat), recomp_stat $(cat /sys/block/hzram$d/recomp_stat)"
+	[[ $want != 0\ * && $want != *\ 0 ]] || fail "nothing written back or recompressed: $want"
+	expect_eq "$(hzramctl --raw -n -b -o $cols /dev/hzram$d)" "$want" "the columns, from the module"
+	expect_eq "$(unshare -n "${HZRAMCTL[@]}" --raw -n -b -o $cols /dev/hzram$d)" "$want" \
+		"the columns, from sysfs"
+	echo 1 >/sys/block/hzram$d/reset
+	echo "$d" >/sys/class/hzram-control/hot_remove
+	losetup -d "$loop"
+	rm -f $f
+}
+
 # monitor_stop PID SIGNAL: hzramctl --monitor ends with status 0.
 monitor_stop() {
 	local rc=0
@@ -460,4 +491,4 @@ reload() { # MODULE
 reload hzram && reload zram || { echo "hzramctl.sh: cannot reload hzram and zram"; exit 1; }
 
 ktap_main test_find_size_algorithm_streams test_same_as_zramctl test_errors \
-	test_offload_columns test_monitor test_module_not_loaded
+	test_offload_columns test_second_tier_columns test_monitor test_module_not_loaded

@@ -41,6 +41,8 @@ test_recomp_attributes() {
 	expect_errno EINVAL /sys/block/$h/recomp_algorithm "algo=zstd priority=abc"
 	expect_errno EINVAL /sys/block/$h/recomp_algorithm "algo=$long"
 	expect_errno E2BIG /sys/block/$h/recomp_algorithm "algo=$longer"
+	expect_errno EINVAL /sys/block/$h/comp_algorithm "$long"
+	expect_errno E2BIG /sys/block/$h/comp_algorithm "$longer"
 	expect_eq "$(cat /sys/block/$h/recomp_algorithm)" "" "recomp_algorithm after the errors"
 	echo "algo=zstd" >/sys/block/$h/recomp_algorithm
 	echo "algo=lz4hc priority=3" >/sys/block/$h/recomp_algorithm
@@ -64,6 +66,12 @@ test_recomp_attributes() {
 	: >/tmp/wb-empty
 	expect_errno EINVAL /sys/block/$h/algorithm_params "priority=1 dict=/tmp/wb-empty"
 	expect_errno EINVAL /sys/block/$h/algorithm_params "dict=/tmp/mem"	# lz4: 64 KiB at most
+	head -c 65537 /tmp/mem >/tmp/wb-d64k1
+	head -c 65536 /tmp/mem >/tmp/wb-d64k
+	head -c 7 /tmp/mem >/tmp/wb-d7
+	expect_errno EINVAL /sys/block/$h/algorithm_params "dict=/tmp/wb-d64k1"
+	expect_errno EINVAL /sys/block/$h/algorithm_params "dict=/tmp/wb-d7"	# 8 bytes at least
+	echo "dict=/tmp/wb-d64k" >/sys/block/$h/algorithm_params
 	expect_errno EINVAL /sys/block/$h/algorithm_params "priority=3 dict=/tmp/mem"
 	echo "dict=/tmp/dict" >/sys/block/$h/algorithm_params
 	echo "priority=3 dict=/tmp/dict level=9" >/sys/block/$h/algorithm_params
@@ -140,6 +148,10 @@ test_recomp_pages() {
 	expect_eq "$(nsel $h '$3 ~ /i/ && $3 !~ /s/')" 0 "stored pages still idle"
 	[ "$r" -gt 0 ] || fail "no page recompressed"
 	[ "$c1" -lt "$c0" ] || fail "compr_data_size $c1, not below $c0"
+	expect_eq "$(awk '{ print $1, $2 }' /sys/block/$h/recomp_stat)" "$r $n" \
+		"recomp_stat: recompressed, incompressible"
+	[ "$(awk '{ print $3 }' /sys/block/$h/recomp_stat)" -ge $((r + n)) ] ||
+		fail "recomp_stat tried $(cat /sys/block/$h/recomp_stat), fewer than $((r + n))"
 	expect_eq "$(mm $h 6)" "$(nsel $h '$3 ~ /s/')" "same_pages"
 	expect_eq "$(devhash $h)" "$(imghash $h)" "data after recompression"
 	# Sectors of a recompressed page.
@@ -163,6 +175,8 @@ test_recomp_pages() {
 	echo "page_indexes=16-103" >/sys/block/$h/writeback
 	expect_eq "$(nsel $h '$3 ~ /r/ && $3 !~ /w/')" 0 "recompressed pages not written back"
 	expect_eq "$(devhash $h)" "$(imghash $h)" "data read from blocks"
+	expect_eq "$(awk '{ print $1, $2 }' /sys/block/$h/recomp_stat)" \
+		"$(nsel $h '$3 ~ /r/') $(nsel $h '$3 ~ /n/')" "recomp_stat once written back"
 	q=$((p == 20 ? 21 : 20))
 	put $h "$p" 1 /tmp/text 3
 	discard $h $q
@@ -206,7 +220,7 @@ test_recomp_levels() {
 test_recomp_dict() {
 	local p1 d1 p2 d2 x p
 	DEVS='' LOOPS=''
-	trap cleanup EXIT
+	trap 'stop_hzramd 2>/dev/null || true; cleanup' EXIT
 	add_dev p1 hzram
 	add_dev d1 hzram
 	add_dev p2 hzram
@@ -237,11 +251,25 @@ test_recomp_dict() {
 	expect_eq "$(dd if=/dev/$d2 bs=512 skip=$((p * 8 + 7)) count=1 iflag=direct status=none | sha256sum)" \
 		"$(dd if=/tmp/wb-img.$d2 bs=512 skip=$((p * 8 + 7)) count=1 status=none | sha256sum)" \
 		"sector 7 of recompressed page $p"
+	expect_eq "$(dd if=/dev/$d1 bs=512 skip=$((20 * 8 + 3)) count=2 iflag=direct status=none | sha256sum)" \
+		"$(dd if=/tmp/wb-img.$d1 bs=512 skip=$((20 * 8 + 3)) count=2 status=none | sha256sum)" \
+		"sectors of a page compressed with a dictionary"
 	DEV=$d1
 	timeout 20 "${HZRAMD[@]}" --device "${DEV#hzram}" --threads 1 --log-level warn \
 		>/tmp/wb-hzramd 2>&1 && fail "hzramd attached to lz4 with a dictionary"
 	grep -q 'does not use plain lz4' /tmp/wb-hzramd ||
 		fail "hzramd's error: $(cat /tmp/wb-hzramd)"
+	# Attached before init: no page staged, the writes counted.
+	add_dev DEV hzram
+	echo "dict=/tmp/dict" >/sys/block/$DEV/algorithm_params
+	: >$LOG
+	start_hzramd
+	init_dev $DEV
+	fill $DEV
+	[ "$(off_field 19)" -gt 0 ] || fail "no write counted not_lz4"
+	expect_eq "$(off_field 4)" 0 "pages hzramd compressed"
+	expect_eq "$(devhash $DEV)" "$(imghash $DEV)" "data with hzramd attached"
+	stop_hzramd
 }
 
 # Two algorithms by priority: the first does not mark pages
@@ -346,6 +374,8 @@ test_recomp_races() {
 	blkdiscard -f /dev/$h 2>/dev/null
 	expect_eq "$(awk '{ print $1, $2, $6, $8 }' /sys/block/$h/mm_stat) $(nsel $h 1)" "0 0 0 0 0" \
 		"orig_data_size, compr_data_size, same_pages, huge_pages, pages listed after discarding all"
+	expect_eq "$(awk '{ print $1, $2 }' /sys/block/$h/recomp_stat)" "0 0" \
+		"recomp_stat after discarding all"
 	fill $h
 	echo all >/sys/block/$h/idle
 	echo "" 2>/dev/null >/sys/block/$h/recompress &
@@ -377,8 +407,10 @@ make_data() {
 	else
 		cat /tmp/text /tmp/text /tmp/text | head -c $((64 * 4096)) >/tmp/mem
 	fi
-	# A dictionary: text like the text pages, 16 KiB.
-	head -c 16384 /tmp/text >/tmp/dict
+	# A dictionary: like the text pages, not them: the same messages in
+	# the other order, 16 KiB.
+	dmesg | tac | awk -v n=16384 '{ a = a $0 "\n" }
+		END { while (length(s) < n) s = s a; printf "%s", substr(s, 1, n) }' >/tmp/dict
 	# What fill writes: one write, cheap under lockdep and KASAN.
 	{ cat /tmp/random; head -c $((8 * 4096)) /dev/zero; cat /tmp/text /tmp/mem; } >/tmp/fill
 }

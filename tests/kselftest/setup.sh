@@ -309,6 +309,8 @@ test_second_tier_maintenance() {
 	hzram_setup
 	expect_eq "$(cat $d/backing_dev) $(cat $d/writeback_limit_enable) $(cat $d/writeback_limit)" \
 		"$loop 1 256" "backing_dev, writeback_limit_enable, writeback_limit"
+	# The set-up gave the day's budget: the first --maintain does not.
+	[ -s /run/hzram-setup/hzram$E.writeback-day ] || fail "no day kept at set-up"
 	grep -q '^#1: .*\[zstd\]' $d/recomp_algorithm || fail "recomp_algorithm: $(cat $d/recomp_algorithm)"
 	dd if="$HZRAM_CORPUS" of=$MNT/data bs=1M count=8 conv=fsync status=none
 	c0=$(mm_field hzram$E 2)
@@ -328,6 +330,14 @@ test_second_tier_maintenance() {
 	hzram_setup --maintain
 	[ "$(awk '{ print $3 }' $d/bd_stat)" -gt 256 ] || fail "nothing written back the next day"
 	dd if="$HZRAM_CORPUS" bs=1M count=8 status=none | cmp - $MNT/data || fail "data differs"
+	# A day's age, up for less; another backing device than the one
+	# configured: nothing done, and no failure.
+	sed -i 's/^\(\s*writeback-idle-age = \).*/\11d/' $CONF
+	hzram_setup --maintain
+	expect_output "hzram$E: up for less than 86400 s: nothing idle that long yet"
+	sed -i "s|^\(\s*writeback-device = \).*|\1/dev/loop7|" $CONF
+	hzram_setup --maintain
+	expect_output "hzram$E: its backing device is $loop, not /dev/loop7: no writeback"
 	hzram_setup --reset
 	expect_eq "$(initstate hzram$E)" 0 "hzram$E initstate after reset"
 	losetup -d $loop

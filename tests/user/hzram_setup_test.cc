@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -599,9 +600,12 @@ TEST(ConfigTest, Errors) {
        "/etc/hzram.conf:2: [hzram0] compression-algorithm: 'dict=d' in 'zstd''s parameters is "
        "not level=NUMBER or dict=/PATH"},
       {"[hzram0]\ncompression-algorithm = lz4 zstd (type=idle)\n",
-       "/etc/hzram.conf:2: [hzram0] compression-algorithm: recompression parameters in "
-       "parentheses without an algorithm are not taken: recompress-idle-age says when to "
-       "recompress"},
+       "/etc/hzram.conf:2: [hzram0] compression-algorithm: parameters in parentheses follow "
+       "their algorithm without a space (\"zstd(level=3)\"), and recompression parameters "
+       "without one are not taken: recompress-idle-age says when to recompress"},
+      {"[hzram0]\nwriteback-idle-age = 49711d\n",
+       "/etc/hzram.conf:2: [hzram0] writeback-idle-age: '49711d' is not a duration (seconds, or "
+       "a number with min, h or d)"},
       {"[hzram0]\nmount-point = var/tmp\n",
        "/etc/hzram.conf:2: [hzram0] mount-point: 'var/tmp' is not an absolute path"},
       {"[hzram0]\nmount-point = /var/../tmp\n",
@@ -833,13 +837,26 @@ TEST(PlanTest, SecondTierSteps) {
                                       "mkswap /dev/hzram0", "swapon -p 100 -o discard /dev/hzram0"}),
             Lines(SetupSteps(d[0])));
   EXPECT_EQ((std::vector<std::string>{"echo 1800 > /sys/block/hzram0/idle",
-                                      "echo type=idle > /sys/block/hzram0/recompress",
+                                      "echo 'type=idle priority=1' > /sys/block/hzram0/recompress",
+                                      "echo 1800 > /sys/block/hzram0/idle",
+                                      "echo 'type=idle priority=2' > /sys/block/hzram0/recompress",
                                       "echo 25600 > /sys/block/hzram0/writeback_limit  # at the "
                                       "first run of each day",
                                       "echo 86400 > /sys/block/hzram0/idle",
                                       "echo idle > /sys/block/hzram0/writeback"}),
             Lines(MaintainSteps(d[0])));
-  EXPECT_TRUE(MaintainSteps(d[0])[2].daily);
+  EXPECT_TRUE(MaintainSteps(d[0])[4].daily);
+  // No limit: writeback_limit_enable written 0 (the setting outlives a
+  // reset); a limit of 0: nothing written back at all.
+  const std::vector<std::string> s1 = Lines(SetupSteps(d[1]));
+  EXPECT_NE(s1.end(), std::find(s1.begin(), s1.end(),
+                                "echo 0 > /sys/block/hzram1/writeback_limit_enable"));
+  const std::vector<Device> z =
+      Resolve("[hzram5]\nwriteback-device = /dev/sdc\nwriteback-limit = 0\n", 1000);
+  const std::vector<std::string> s5 = Lines(SetupSteps(z[0]));
+  EXPECT_NE(s5.end(), std::find(s5.begin(), s5.end(),
+                                "echo 1 > /sys/block/hzram5/writeback_limit_enable"));
+  EXPECT_NE(s5.end(), std::find(s5.begin(), s5.end(), "echo 0 > /sys/block/hzram5/writeback_limit"));
   EXPECT_EQ((std::vector<std::string>{"echo 43200 > /sys/block/hzram1/idle",
                                       "echo idle > /sys/block/hzram1/writeback"}),
             Lines(MaintainSteps(d[1])));
@@ -866,7 +883,9 @@ TEST(PlanTest, SecondTierSteps) {
     ASSERT_TRUE(ParseDuration(text, &sec)) << text;
     EXPECT_EQ(want, sec) << text;
   }
-  for (const char* bad : {"", "0", "h", "1m", "1 h", "-1", "1.5h", "9999999999999"})
+  ASSERT_TRUE(ParseDuration("4294967295", &sec));
+  for (const char* bad :
+       {"", "0", "h", "1m", "1 h", "-1", "1.5h", "9999999999999", "4294967296", "49711d"})
     EXPECT_FALSE(ParseDuration(bad, &sec)) << bad;
   std::vector<Algorithm> algs;
   std::string why;

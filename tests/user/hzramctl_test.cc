@@ -178,6 +178,8 @@ TEST(ColumnsTest, ZramctlsColumnsThenHzramsWithTheirHints) {
       {"HELPER", 1, SCOLS_FL_RIGHT},
       {"HELPER-PAGES", 5, SCOLS_FL_RIGHT},
       {"FALLBACKS", 5, SCOLS_FL_RIGHT},
+      {"WRITTEN-BACK", 5, SCOLS_FL_RIGHT},
+      {"RECOMPRESSED", 5, SCOLS_FL_RIGHT},
   };
   ASSERT_EQ(std::size(want), AllColumns().size());
   for (std::size_t i = 0; i < std::size(want); i++) {
@@ -630,12 +632,36 @@ TEST_F(CommandTest, OffloadColumns) {
 }
 
 TEST_F(CommandTest, OutputAllIsZramctlsColumnsThenHzrams) {
+  tree_.Put("/sys/block/hzram2/bd_stat", "     256        3      300\n");
+  tree_.Put("/sys/block/hzram2/recomp_stat", "      12        4       20\n");
   const Ran r = RunIn(tree_, {"--output-all", "--raw", "/dev/hzram2"});
   EXPECT_EQ(0, r.status) << r.err;
   EXPECT_EQ(
       "NAME DISKSIZE DATA COMPR ALGORITHM STREAMS ZERO-PAGES TOTAL MEM-LIMIT MEM-USED MIGRATED "
-      "MOUNTPOINT OFFLOAD HELPER HELPER-PAGES FALLBACKS\n"
-      "/dev/hzram2 1G 0B 0B lz4 2 0 0B 0B 0B 0B  auto 0 0 0\n",
+      "MOUNTPOINT OFFLOAD HELPER HELPER-PAGES FALLBACKS WRITTEN-BACK RECOMPRESSED\n"
+      "/dev/hzram2 1G 0B 0B lz4 2 0 0B 0B 0B 0B  auto 0 0 0 1M 12\n",
+      r.out);
+}
+
+// The second tier's columns: from bd_stat (4 KiB pages, shown as a size)
+// and recomp_stat (pages); empty for a module without them.
+TEST_F(CommandTest, SecondTierColumns) {
+  tree_.Put("/sys/block/hzram0/bd_stat", "   25600       10    25610\n");
+  tree_.Put("/sys/block/hzram0/recomp_stat", "    1000       30     2000\n");
+  Ran r = RunIn(tree_, {"-o", "NAME,WRITTEN-BACK,RECOMPRESSED"});
+  EXPECT_EQ(0, r.status) << r.err;
+  EXPECT_EQ(
+      "NAME        WRITTEN-BACK RECOMPRESSED\n"
+      "/dev/hzram0         100M         1000\n"
+      "/dev/hzram2              \n",
+      r.out);
+  r = RunIn(tree_, {"-J", "-b", "-o", "WRITTEN-BACK,RECOMPRESSED", "/dev/hzram0"});
+  EXPECT_EQ(0, r.status) << r.err;
+  EXPECT_EQ(
+      "{\n   \"hzramdevices\": [\n      {\n"
+      "         \"written-back\": 104857600,\n"
+      "         \"recompressed\": 1000\n"
+      "      }\n   ]\n}\n",
       r.out);
 }
 
@@ -958,6 +984,8 @@ TEST(NetlinkTest, ParseDeviceMessage) {
       .Nest(HZRAM_NL_A_DEBUG_STAT, {0, 0})
       .Str(HZRAM_NL_A_OFFLOAD, "on")
       .Nest(HZRAM_NL_A_OFFLOAD_STAT, off, true)
+      .Nest(HZRAM_NL_A_BD_STAT, {256, 3, 300}, true)
+      .Nest(HZRAM_NL_A_RECOMP_STAT, {12, 4, 20, 99}, true)
       .U64(HZRAM_NL_A_MAX + 3, 42);
   std::optional<NlDevice> d = ParseDeviceMessage(m.hdr());
   ASSERT_TRUE(d);
@@ -979,6 +1007,8 @@ TEST(NetlinkTest, ParseDeviceMessage) {
   EXPECT_TRUE(d->info.offload_stat->helper);
   EXPECT_EQ(1000u, d->info.offload_stat->pages_helper);
   EXPECT_EQ(15u, d->info.offload_stat->fallbacks);  // 3 + 5 + 7, not the 40 small
+  EXPECT_EQ(1048576u, d->info.written_back);
+  EXPECT_EQ(12u, d->info.recompressed);
   EXPECT_FALSE(d->info.mountpoint);
 
   // Short nests, as a short sysfs file: what they cannot say stays empty.
@@ -996,6 +1026,8 @@ TEST(NetlinkTest, ParseDeviceMessage) {
   ASSERT_TRUE(d->info.offload_stat);
   EXPECT_EQ(12u, d->info.offload_stat->pages_helper);
   EXPECT_FALSE(d->info.offload_stat->fallbacks);
+  EXPECT_FALSE(d->info.written_back);
+  EXPECT_FALSE(d->info.recompressed);
 
   // Not a device: no id, another command, a malformed attribute.
   NlMessage noid(HZRAM_NL_CMD_GET_DEVICE);

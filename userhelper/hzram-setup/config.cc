@@ -237,7 +237,8 @@ bool ParseAlgorithms(const std::string& value, std::vector<Algorithm>* out, std:
     Algorithm a;
     a.name = value.substr(start, i - start);
     if (a.name.empty()) {
-      *why = "recompression parameters in parentheses without an algorithm are not taken: "
+      *why = "parameters in parentheses follow their algorithm without a space "
+             "(\"zstd(level=3)\"), and recompression parameters without one are not taken: "
              "recompress-idle-age says when to recompress";
       return false;
     }
@@ -307,7 +308,7 @@ bool ParseDuration(const std::string& value, std::uint64_t* seconds) {
     mul = 86400;
   else
     return false;
-  if (!n) return false;
+  if (!n || n * mul > 0xffffffffULL) return false;
   *seconds = n * mul;
   return true;
 }
@@ -570,10 +571,15 @@ bool ResolveDevices(const Config& config, std::uint64_t ram_mib, std::vector<Dev
     }
     d.writeback_device = c.writeback_device;
     if (c.writeback_limit_mb) d.writeback_limit_pages = *c.writeback_limit_mb * (kMiB / 4096);
+    if (c.recompress_idle_s && c.writeback_idle_s && *c.recompress_idle_s >= *c.writeback_idle_s)
+      warnings->push_back(d.name + ": recompress-idle-age (" +
+                          std::to_string(*c.recompress_idle_s) +
+                          " s) is not below writeback-idle-age (" +
+                          std::to_string(*c.writeback_idle_s) +
+                          " s): pages are written back before they are recompressed");
     d.writeback_idle_s = c.writeback_idle_s.value_or(0);
     d.recompress_idle_s = c.recompress_idle_s.value_or(0);
-    if (d.writeback_device.empty() &&
-        (c.writeback_idle_s || c.writeback_limit_mb.value_or(0))) {
+    if (d.writeback_device.empty() && (c.writeback_idle_s || c.writeback_limit_mb)) {
       const char* key = c.writeback_idle_s ? "writeback-idle-age" : "writeback-limit";
       *error = origin(key) + ": [" + d.name + "] " + key + ": no writeback-device";
       return false;

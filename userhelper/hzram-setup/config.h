@@ -122,7 +122,7 @@ struct Device {
   std::vector<Algorithm> recompression;  // recomp_algorithm's, priority 1 first
   std::optional<Algorithm> primary;      // algorithm, with its parameters
   std::string writeback_device;          // backing_dev; empty: none
-  std::uint64_t writeback_limit_pages = 0;  // 4 KiB pages a day; 0: no limit
+  std::optional<std::uint64_t> writeback_limit_pages;  // 4 KiB pages a day; unset: none
   std::uint64_t writeback_idle_s = 0;    // 0: no writeback
   std::uint64_t recompress_idle_s = 0;   // 0: no recompression
   std::string fs_type;          // "swap", or a file system
@@ -147,7 +147,8 @@ bool ResolveDevices(const Config& config, std::uint64_t ram_mib, std::vector<Dev
 bool ParseAlgorithms(const std::string& value, std::vector<Algorithm>* out, std::string* why);
 
 // A duration: a whole number of seconds, or of minutes, hours or days
-// with the suffix min, h or d ("30min", "12h", "7d"), at least 1 s.
+// with the suffix min, h or d ("30min", "12h", "7d"), from 1 s to
+// 2^32 - 1 s (what sysfs idle takes).
 bool ParseDuration(const std::string& value, std::uint64_t* seconds);
 
 // "hzramN" for N in 0..255, without leading zeros; false otherwise.

@@ -84,10 +84,10 @@ std::vector<Step> SetupSteps(const Device& d) {
   }
   if (!d.writeback_device.empty()) {
     steps.push_back(Write(Sysfs(d, "backing_dev"), d.writeback_device));
-    if (d.writeback_limit_pages) {
-      steps.push_back(Write(Sysfs(d, "writeback_limit_enable"), "1"));
-      steps.push_back(Write(Sysfs(d, "writeback_limit"), std::to_string(d.writeback_limit_pages)));
-    }
+    // Both, always: the limit's settings outlive a reset (as zram's).
+    steps.push_back(Write(Sysfs(d, "writeback_limit_enable"), d.writeback_limit_pages ? "1" : "0"));
+    if (d.writeback_limit_pages)
+      steps.push_back(Write(Sysfs(d, "writeback_limit"), std::to_string(*d.writeback_limit_pages)));
   }
   if (d.mem_limit) steps.push_back(Write(Sysfs(d, "mem_limit"), std::to_string(d.mem_limit)));
   steps.push_back(Write(Sysfs(d, "disksize"), std::to_string(d.disksize)));
@@ -133,13 +133,15 @@ std::vector<Step> SetupSteps(const Device& d) {
 
 std::vector<Step> MaintainSteps(const Device& d) {
   std::vector<Step> steps;
-  if (d.recompress_idle_s) {
+  // Each priority in turn, on the pages idle then (a page tried loses its
+  // mark): a page the first cannot store smaller gets the next.
+  for (std::size_t p = 1; d.recompress_idle_s && p <= d.recompression.size(); p++) {
     steps.push_back(Write(Sysfs(d, "idle"), std::to_string(d.recompress_idle_s)));
-    steps.push_back(Write(Sysfs(d, "recompress"), "type=idle"));
+    steps.push_back(Write(Sysfs(d, "recompress"), "type=idle priority=" + std::to_string(p)));
   }
   if (d.writeback_idle_s) {
     if (d.writeback_limit_pages) {
-      Step refill = Write(Sysfs(d, "writeback_limit"), std::to_string(d.writeback_limit_pages));
+      Step refill = Write(Sysfs(d, "writeback_limit"), std::to_string(*d.writeback_limit_pages));
       refill.daily = true;
       steps.push_back(refill);
     }
@@ -195,7 +197,7 @@ std::string DescribeDevice(const Device& d) {
     s += ", writeback to " + d.writeback_device;
     if (d.writeback_idle_s) s += " after " + std::to_string(d.writeback_idle_s) + " s idle";
     if (d.writeback_limit_pages)
-      s += ", at most " + std::to_string(d.writeback_limit_pages / 256) + " MiB a day";
+      s += ", at most " + std::to_string(*d.writeback_limit_pages / 256) + " MiB a day";
   }
   if (d.mem_limit) s += ", mem_limit " + std::to_string(d.mem_limit) + " bytes";
   if (d.swap()) s += ", priority " + std::to_string(d.swap_priority);

@@ -238,6 +238,27 @@ void Undo(const Device& d) {
   if (!ok) Fail(d, "undoing: " + error);
 }
 
+// The day (UTC) a daily step was last made for @d, from kStateDir; -1
+// if never.
+long LastDay(const Device& d) {
+  std::ifstream in(std::string(kStateDir) + "/" + d.name + ".writeback-day");
+  long day = -1;
+  if (!(in >> day)) return -1;
+  return day;
+}
+
+bool SaveDay(const Device& d, long day, std::string* error) {
+  if (!MakeDirs(kStateDir, error)) return false;
+  const std::string path = std::string(kStateDir) + "/" + d.name + ".writeback-day";
+  std::ofstream out(path, std::ios::trunc);
+  out << day << "\n";
+  if (!out.flush()) {
+    *error = "writing " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
 bool SetUp(const Device& d) {
   std::string error;
   bool touched = false;
@@ -270,6 +291,10 @@ bool SetUp(const Device& d) {
     if (touched) Undo(d);
     return false;
   }
+  // The day's writeback budget was just given: --maintain refills it
+  // from tomorrow on.
+  if (d.writeback_limit_pages && !SaveDay(d, static_cast<long>(time(nullptr) / 86400), &error))
+    Fail(d, error);
   std::printf("%s\n", DescribeDevice(d).substr(2).c_str());
   return true;
 }
@@ -318,42 +343,52 @@ bool Reset(const Device& d) {
   return true;
 }
 
-// The day (UTC) a daily step was last made for @d, from kStateDir; -1
-// if never.
-long LastDay(const Device& d) {
-  std::ifstream in(std::string(kStateDir) + "/" + d.name + ".writeback-day");
-  long day = -1;
-  if (!(in >> day)) return -1;
-  return day;
-}
-
-bool SaveDay(const Device& d, long day, std::string* error) {
-  if (!MakeDirs(kStateDir, error)) return false;
-  const std::string path = std::string(kStateDir) + "/" + d.name + ".writeback-day";
-  std::ofstream out(path, std::ios::trunc);
-  out << day << "\n";
-  if (!out.flush()) {
-    *error = "writing " + path + ": " + std::strerror(errno);
-    return false;
-  }
-  return true;
+bool EndsWith(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 // hzram-setup --maintain for @d: its MaintainSteps(), on a device set up
-// (one that is not is left alone). A writeback whose limit is spent for
-// the day is skipped, not a failure.
+// as configured (one that is not, or has another backing device, or no
+// recompression algorithm, is left alone for that part). An age the
+// machine has not been up for yet is skipped (marking would leave the
+// marks of a shorter age in place). A writeback whose limit is spent
+// for the day, or whose backing device is full, is not a failure.
 bool Maintain(const Device& d) {
   const std::vector<Step> steps = MaintainSteps(d);
   if (steps.empty()) return true;
-  std::string error, value;
-  if (!Exists("/sys/block/" + d.name) ||
-      !ReadAttr("/sys/block/" + d.name + "/initstate", &value, &error) || value != "1") {
+  const std::string sys = "/sys/block/" + d.name + "/";
+  std::string error, value, backing, recomp;
+  if (!Exists(sys) || !ReadAttr(sys + "initstate", &value, &error) || value != "1") {
     std::printf("%s: not set up, nothing to maintain\n", d.name.c_str());
     return true;
   }
+  ReadAttr(sys + "backing_dev", &backing, &error);
+  ReadAttr(sys + "recomp_algorithm", &recomp, &error);
+  const bool writeback_ok = d.writeback_device.empty() || backing == d.writeback_device;
+  if (d.writeback_idle_s && !writeback_ok)
+    std::printf("%s: its backing device is %s, not %s: no writeback\n", d.name.c_str(),
+                backing.c_str(), d.writeback_device.c_str());
+  if (d.recompress_idle_s && recomp.empty())
+    std::printf("%s: set up without a recompression algorithm: no recompression\n",
+                d.name.c_str());
+  double uptime = 0;
+  if (std::FILE* f = std::fopen("/proc/uptime", "r")) {
+    if (std::fscanf(f, "%lf", &uptime) != 1) uptime = 0;
+    std::fclose(f);
+  }
   const long today = static_cast<long>(time(nullptr) / 86400);
+  const auto spent = [&] {
+    std::string enabled, left, unused;
+    return ReadAttr(sys + "writeback_limit_enable", &enabled, &unused) &&
+           ReadAttr(sys + "writeback_limit", &left, &unused) && enabled == "1" && left == "0";
+  };
   bool ok = true;
-  for (const Step& s : steps) {
+  for (std::size_t i = 0; i < steps.size(); i++) {
+    const Step& s = steps[i];
+    const bool writeback = EndsWith(s.path, "/writeback") || EndsWith(s.path, "/writeback_limit") ||
+                           (i + 1 < steps.size() && EndsWith(steps[i + 1].path, "/writeback"));
+    if (writeback && !writeback_ok) continue;
+    if (!writeback && recomp.empty()) continue;
     if (s.daily) {
       if (LastDay(d) == today) continue;
       if (!WriteAttr(s.path, s.value, &error) || !SaveDay(d, today, &error)) {
@@ -362,24 +397,24 @@ bool Maintain(const Device& d) {
       }
       continue;
     }
-    // The limit spent, before the writeback or during it (EIO): not an
-    // error, the rest waits for tomorrow.
-    const bool writeback =
-        s.path.size() > 10 && s.path.compare(s.path.size() - 10, 10, "/writeback") == 0;
-    const auto spent = [&] {
-      std::string enabled, left, unused;
-      return ReadAttr("/sys/block/" + d.name + "/writeback_limit_enable", &enabled, &unused) &&
-             ReadAttr("/sys/block/" + d.name + "/writeback_limit", &left, &unused) &&
-             enabled == "1" && left == "0";
-    };
-    if (writeback && spent()) {
+    if (EndsWith(s.path, "/idle") && std::stod(s.value) >= uptime) {
+      std::printf("%s: up for less than %s s: nothing idle that long yet\n", d.name.c_str(),
+                  s.value.c_str());
+      i++;  // nor the step it marks for
+      continue;
+    }
+    if (EndsWith(s.path, "/writeback") && spent()) {
       std::printf("%s: writeback limit spent for today\n", d.name.c_str());
       continue;
     }
     int err = 0;
     if (!WriteAttr(s.path, s.value, &error, &err)) {
-      if (writeback && err == EIO && spent()) {
+      if (EndsWith(s.path, "/writeback") && err == EIO && spent()) {
         std::printf("%s: writeback limit spent for today\n", d.name.c_str());
+        continue;
+      }
+      if (EndsWith(s.path, "/writeback") && err == ENOSPC) {
+        std::printf("%s: backing device full\n", d.name.c_str());
         continue;
       }
       Fail(d, error);
@@ -388,8 +423,8 @@ bool Maintain(const Device& d) {
   }
   if (!ok) return false;
   std::string bd, mm;
-  ReadAttr("/sys/block/" + d.name + "/bd_stat", &bd, &error);
-  ReadAttr("/sys/block/" + d.name + "/mm_stat", &mm, &error);
+  ReadAttr(sys + "bd_stat", &bd, &error);
+  ReadAttr(sys + "mm_stat", &mm, &error);
   std::istringstream b(bd), m(mm);
   std::uint64_t on_bd = 0, orig = 0, compr = 0;
   b >> on_bd;

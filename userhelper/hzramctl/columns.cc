@@ -37,6 +37,10 @@ constexpr ColumnInfo kColumns[] = {
      "pages stored as the helper compressed them"},
     {Col::kFallbacks, "FALLBACKS", 5, SCOLS_FL_RIGHT, JsonKind::kNumber,
      "pages the kernel compressed after the helper timed out, went away or was refused"},
+    {Col::kWrittenBack, "WRITTEN-BACK", 5, SCOLS_FL_RIGHT, JsonKind::kSize,
+     "data written back to the backing device"},
+    {Col::kRecompressed, "RECOMPRESSED", 5, SCOLS_FL_RIGHT, JsonKind::kNumber,
+     "pages held compressed by a recompression algorithm"},
 };
 
 static_assert(std::size(kColumns) * 2 == kMaxColumns);

@@ -31,6 +31,8 @@ enum class Col {
   kHelper,
   kHelperPages,
   kFallbacks,
+  kWrittenBack,
+  kRecompressed,
 };
 
 // How a column's cells are written in JSON.
@@ -58,7 +60,7 @@ const ColumnInfo& InfoOf(Col col);
 std::vector<Col> DefaultColumns();
 
 // The most columns -o takes, as zramctl: twice the number of columns.
-constexpr std::size_t kMaxColumns = 32;
+constexpr std::size_t kMaxColumns = 36;
 
 // util-linux string_to_idarray() with zramctl's column lookup: a list of
 // column names separated by commas, case-insensitive. Returns the number of

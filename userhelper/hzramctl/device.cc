@@ -225,6 +225,13 @@ std::optional<MemStat> ParseMemStat(const std::string& text) {
   return m;
 }
 
+std::optional<std::uint64_t> FirstField(const std::string& text, std::uint64_t unit) {
+  bool ok;
+  const std::vector<std::uint64_t> f = Numbers(text, &ok);
+  if (f.empty()) return std::nullopt;
+  return f[0] * unit;
+}
+
 std::optional<OffloadStat> ParseOffloadStat(const std::string& text) {
   bool ok;
   const std::vector<std::uint64_t> f = Numbers(text, &ok);
@@ -322,6 +329,10 @@ DeviceInfo SysfsInfoSource::Get(const DeviceRef& dev, unsigned fields) {
     info.offload = SelectedValue(s);
   if ((fields & kFieldOffloadStat) && sysfs_.Read(dev, "offload_stat", &s) == 0)
     info.offload_stat = ParseOffloadStat(s);
+  if ((fields & kFieldBdStat) && sysfs_.Read(dev, "bd_stat", &s) == 0)
+    info.written_back = FirstField(s, 4096);
+  if ((fields & kFieldRecompStat) && sysfs_.Read(dev, "recomp_stat", &s) == 0)
+    info.recompressed = FirstField(s, 1);
   return info;
 }
 

@@ -66,6 +66,8 @@ struct DeviceInfo {
   std::optional<std::string> mountpoint;   // "[SWAP]", a mount point, or nothing
   std::optional<std::string> offload;      // off, auto or on
   std::optional<OffloadStat> offload_stat;
+  std::optional<std::uint64_t> written_back;  // bytes on the backing device (bd_stat)
+  std::optional<std::uint64_t> recompressed;  // pages (recomp_stat)
 };
 
 // Which DeviceInfo fields a caller needs (a source may fill more).
@@ -77,6 +79,8 @@ enum Field : unsigned {
   kFieldMountpoint = 1u << 4,
   kFieldOffload = 1u << 5,
   kFieldOffloadStat = 1u << 6,
+  kFieldBdStat = 1u << 7,
+  kFieldRecompStat = 1u << 8,
 };
 
 // Sysfs access under a root.
@@ -146,6 +150,8 @@ std::optional<std::string> MountPointOf(const Sysfs& sysfs, const DeviceRef& dev
 // mm_stat and offload_stat parsed: nothing if too short or not numbers.
 std::optional<MemStat> ParseMemStat(const std::string& text);
 std::optional<OffloadStat> ParseOffloadStat(const std::string& text);
+// The first number of a statistics file, times @unit; empty if none.
+std::optional<std::uint64_t> FirstField(const std::string& text, std::uint64_t unit);
 
 // A mount point as /proc/self/mountinfo escapes it ("\040" for a space).
 std::string UnescapeMountPath(const std::string& s);

@@ -172,6 +172,16 @@ std::optional<NlDevice> ParseDeviceMessage(nlmsghdr* nlh) {
   if (tb[HZRAM_NL_A_MM_STAT]) info.mm = MemStatOf(tb[HZRAM_NL_A_MM_STAT]);
   if (tb[HZRAM_NL_A_OFFLOAD]) info.offload = SelectedValue(String(tb[HZRAM_NL_A_OFFLOAD]));
   if (tb[HZRAM_NL_A_OFFLOAD_STAT]) info.offload_stat = OffloadStatOf(tb[HZRAM_NL_A_OFFLOAD_STAT]);
+  if (tb[HZRAM_NL_A_BD_STAT]) {
+    std::optional<std::uint64_t> f[HZRAM_BD_NR_FIELDS];
+    Fields(tb[HZRAM_NL_A_BD_STAT], f);
+    if (f[HZRAM_BD_COUNT]) info.written_back = *f[HZRAM_BD_COUNT] * 4096;
+  }
+  if (tb[HZRAM_NL_A_RECOMP_STAT]) {
+    std::optional<std::uint64_t> f[HZRAM_RECOMP_NR_FIELDS];
+    Fields(tb[HZRAM_NL_A_RECOMP_STAT], f);
+    info.recompressed = f[HZRAM_RECOMP_PAGES];
+  }
   return d;
 }
 

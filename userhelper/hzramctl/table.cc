@@ -62,6 +62,12 @@ unsigned FieldsFor(const std::vector<Col>& cols) {
       case Col::kFallbacks:
         fields |= kFieldOffloadStat;
         break;
+      case Col::kWrittenBack:
+        fields |= kFieldBdStat;
+        break;
+      case Col::kRecompressed:
+        fields |= kFieldRecompStat;
+        break;
     }
   }
   return fields;
@@ -105,6 +111,10 @@ std::optional<std::string> CellText(const DeviceInfo& info, Col col, bool bytes)
     case Col::kFallbacks:
       if (!info.offload_stat) return std::nullopt;
       return Map(info.offload_stat->fallbacks, number);
+    case Col::kWrittenBack:
+      return Map(info.written_back, size);
+    case Col::kRecompressed:
+      return Map(info.recompressed, number);
   }
   return std::nullopt;
 }

@@ -319,9 +319,30 @@ enum hzram_nl_attr {
 	HZRAM_NL_A_OFFLOAD_STAT,	/* nest: offload_stat */
 	HZRAM_NL_A_EVENT,		/* __u32: enum hzram_nl_event */
 	HZRAM_NL_A_HELPER_PID,		/* __u32: the helper's process */
+	HZRAM_NL_A_BD_STAT,		/* nest: bd_stat */
+	HZRAM_NL_A_RECOMP_STAT,		/* nest: recomp_stat */
 	__HZRAM_NL_A_MAX,
 };
 #define HZRAM_NL_A_MAX		(__HZRAM_NL_A_MAX - 1)
+
+/* Fields of /sys/block/hzramN/bd_stat, in 4 KiB pages. */
+enum hzram_bd_stat_field {
+	HZRAM_BD_COUNT,			/* on the backing device now */
+	HZRAM_BD_READS,			/* read from it */
+	HZRAM_BD_WRITES,		/* written to it */
+	HZRAM_BD_NR_FIELDS,
+};
+
+/* Fields of /sys/block/hzramN/recomp_stat, in pages. */
+enum hzram_recomp_stat_field {
+	HZRAM_RECOMP_PAGES,		/* held compressed by a recompression
+					 * algorithm now (block_state r) */
+	HZRAM_RECOMP_INCOMPRESSIBLE,	/* held marked incompressible now
+					 * (block_state n) */
+	HZRAM_RECOMP_TRIED,		/* compressed again since init, kept
+					 * or not */
+	HZRAM_RECOMP_NR_FIELDS,
+};
 
 /* Fields of /sys/block/hzramN/debug_stat's second line. */
 enum hzram_debug_stat_field {
