@@ -124,13 +124,13 @@ TEST_F(dev, comp_algorithm)
 	EXPECT_EQ(-EINVAL, attr_write(self->id, "comp_algorithm", "nonexistent"));
 	EXPECT_EQ(-EINVAL, attr_write(self->id, "comp_algorithm", "\n"));
 	/*
-	 * Longer than CRYPTO_MAX_ALG_NAME (128) is refused, not cut: cut and
-	 * trimmed, this one would read "lz4".
+	 * 128 bytes or more (zram's ZRAM_MAX_ALGO_NAME_SZ) is refused with
+	 * zram's E2BIG, not cut: cut and trimmed, this one would read "lz4".
 	 */
 	memset(too_long, ' ', sizeof(too_long) - 1);
 	memcpy(too_long, "lz4", 3);
 	too_long[sizeof(too_long) - 1] = '\0';
-	EXPECT_EQ(-EINVAL, attr_write(self->id, "comp_algorithm", too_long));
+	EXPECT_EQ(-E2BIG, attr_write(self->id, "comp_algorithm", too_long));
 
 	for (i = 0; i < sizeof(algs) / sizeof(algs[0]); i++) {
 		ASSERT_EQ(0, attr_write(self->id, "comp_algorithm", algs[i]));
