@@ -47,6 +47,12 @@ test_swap_with_hzramd_killed_and_restarted() {
 	over=$((want - mem_mib))
 	modprobe hzram
 	DEV=hzram0
+	# A failure leaves nothing to the tests after it (they would find the
+	# swap area and the device in use). Under set -e: guarded.
+	trap 'swapoff /dev/hzram0 2>/dev/null || true
+		[ -z "${HZRAMD_PID:-}" ] || kill -KILL "$HZRAMD_PID" 2>/dev/null || true
+		echo 1 2>/dev/null >/sys/block/hzram0/reset || true
+		rmmod hzram 2>/dev/null || true' EXIT
 	# Under lockdep and KASAN a batch takes longer to fill.
 	[ "$SLOW" = 0 ] || echo 50000 >/sys/block/hzram0/offload_flush_us
 	echo 3G >/sys/block/hzram0/disksize
