@@ -496,6 +496,24 @@ bool hzram_comp_helper_lz4(const struct hzram_comp *comp)
 }
 
 /**
+ * hzram_comp_helper_zstd() - could the helper make what @comp decodes?
+ * @comp: a device's recompression streams
+ * @level: set to the level to give the helper
+ *
+ * Return: true for zstd without a dictionary, at a level the batch
+ * descriptor holds (16 bits): the helper's libzstd makes frames that
+ * @comp decodes, and the module decodes each before it keeps it.
+ */
+bool hzram_comp_helper_zstd(const struct hzram_comp *comp, s16 *level)
+{
+	if (strcmp(comp->name, "zstd") || comp->dict_sz ||
+	    comp->level < S16_MIN || comp->level > S16_MAX)
+		return false;
+	*level = comp->level;
+	return true;
+}
+
+/**
  * hzram_comp_available_show() - list the algorithms, as comp_algorithm
  * @cur: the selected algorithm, printed in brackets
  * @buf: sysfs buffer (PAGE_SIZE)

@@ -452,6 +452,7 @@ void hzram_comp_exit(void);
 bool hzram_comp_available(const char *name);
 int hzram_comp_check(const char *name, const struct hzram_comp_params *params);
 bool hzram_comp_helper_lz4(const struct hzram_comp *comp);
+bool hzram_comp_helper_zstd(const struct hzram_comp *comp, s16 *level);
 ssize_t hzram_comp_available_show(const char *cur, char *buf, ssize_t sz);
 struct hzram_comp *hzram_comp_create(const char *name,
 				     const struct hzram_comp_params *params);
@@ -491,6 +492,11 @@ bool hzram_wb_install(struct hzram *hz, u32 index, unsigned long blk,
 		      u32 csum);
 int hzram_recompress_slot(struct hzram *hz, u32 index, u32 prio,
 			  unsigned int threshold, bool last, void *buf);
+int hzram_recomp_stage(struct hzram *hz, u32 index, unsigned int threshold,
+		       void *page);
+int hzram_recomp_install(struct hzram *hz, u32 index, u32 prio,
+			 unsigned int threshold, bool last, const void *obj,
+			 unsigned int len);
 
 /* pp.c: the pages a writeback or a recompression chose. */
 bool hzram_pp_reserve(struct hzram_pp *pp);
@@ -526,7 +532,7 @@ int hzram_bd_read(struct hzram *hz, u32 index, unsigned int off, void *dst,
 		  unsigned int len);
 extern const struct attribute_group hzram_wb_group;
 
-/* offload.c, offload_read.c, offload_ctl.c: the helper (hzramd). */
+/* offload*.c: the helper (hzramd). */
 int hzram_offload_init(void);
 void hzram_offload_exit(void);
 int hzram_ctl_register(void);
@@ -539,6 +545,9 @@ void hzram_offload_stop(struct hzram *hz);
 void hzram_offload_unlink(struct hzram *hz);
 bool hzram_offload_attached(struct hzram *hz);
 bool hzram_offload_read(struct hzram *hz, struct bio *bio, unsigned long start);
+int hzram_offload_recompress(struct hzram *hz, struct hzram_pp *pp, u32 prio,
+			     unsigned int threshold, bool last, u64 *max_pages,
+			     void *buf);
 void hzram_read_measure(struct hzram *hz, u64 ns, unsigned int pages);
 u64 hzram_offload_rtt(struct hzram *hz, unsigned int pct);
 extern struct mutex hzram_offload_mutex;

@@ -706,6 +706,49 @@ bool hzram_wb_install(struct hzram *hz, u32 index, unsigned long blk, u32 csum)
 	return true;
 }
 
+/*
+ * Would @len bytes (the page compressed again) take a smaller zsmalloc
+ * size class than the @old_len it takes, and stay under @threshold?
+ */
+static bool hzram_recomp_smaller(struct hzram *hz, unsigned int len,
+				 unsigned int old_len, unsigned int threshold)
+{
+	return hzram_zs_class_index(hz->mem_pool, len) <
+	       hzram_zs_class_index(hz->mem_pool, old_len) &&
+	       !(threshold && len >= threshold);
+}
+
+/* Slot @index (locked) did not shrink: the last priority marks it, as zram. */
+static void hzram_recomp_not_smaller(struct hzram *hz, u32 index, bool last)
+{
+	struct hzram_slot *slot = &hz->table[index];
+
+	if (!last)
+		return;
+	WRITE_ONCE(slot->flags, slot->flags | BIT(HZRAM_SLOT_INCOMPRESSIBLE));
+	atomic64_inc(&hz->stats.incompressible);
+}
+
+/*
+ * Slot @index (locked) holds object @handle from now on: @len bytes, the
+ * page compressed with priority @prio. It keeps its access time.
+ */
+static void hzram_recomp_set(struct hzram *hz, u32 index, u32 prio,
+			     unsigned long handle, unsigned int len)
+{
+	struct hzram_slot *slot = &hz->table[index];
+	u32 ac_time = slot->ac_time;
+
+	hzram_update_used_max(hz, zs_get_total_pages(hz->mem_pool));
+	hzram_slot_free(hz, index);
+	hzram_slot_set(hz, index, handle, len,
+		       (unsigned long)prio << HZRAM_SLOT_PRIO);
+	slot->ac_time = ac_time;
+	atomic64_add(len, &hz->stats.compr_data_size);
+	atomic64_inc(&hz->stats.pages_stored);
+	atomic64_inc(&hz->stats.recomp_pages);
+}
+
 /**
  * hzram_recompress_slot() - recompress slot @index with priority @prio
  * @hz: the device, initialised, with an algorithm at @prio
@@ -739,7 +782,6 @@ int hzram_recompress_slot(struct hzram *hz, u32 index, u32 prio,
 	unsigned int old_len, len, again;
 	struct hzram_strm *strm;
 	unsigned long handle;
-	u32 ac_time;
 	int ret;
 
 	hzram_slot_lock(hz, index);
@@ -768,15 +810,9 @@ int hzram_recompress_slot(struct hzram *hz, u32 index, u32 prio,
 	}
 	ret = 1;
 	atomic64_inc(&hz->stats.recomp_tried);
-	if (hzram_zs_class_index(hz->mem_pool, len) >=
-	    hzram_zs_class_index(hz->mem_pool, old_len) ||
-	    (threshold && len >= threshold)) {
+	if (!hzram_recomp_smaller(hz, len, old_len, threshold)) {
 		hzram_strm_put(comp);
-		if (last) {
-			WRITE_ONCE(slot->flags, slot->flags |
-				   BIT(HZRAM_SLOT_INCOMPRESSIBLE));
-			atomic64_inc(&hz->stats.incompressible);
-		}
+		hzram_recomp_not_smaller(hz, index, last);
 		goto out;
 	}
 	handle = hzram_zs_alloc_nowait(hz, len, HZRAM_RESERVE_NONE);
@@ -799,16 +835,97 @@ int hzram_recompress_slot(struct hzram *hz, u32 index, u32 prio,
 	}
 	hzram_zs_write(hz->mem_pool, handle, strm->buffer, len);
 	hzram_strm_put(comp);
-	hzram_update_used_max(hz, zs_get_total_pages(hz->mem_pool));
+	hzram_recomp_set(hz, index, prio, handle, len);
+out:
+	hzram_slot_unlock(hz, index);
+	return ret;
+}
 
-	ac_time = slot->ac_time;
-	hzram_slot_free(hz, index);
-	hzram_slot_set(hz, index, handle, len,
-		       (unsigned long)prio << HZRAM_SLOT_PRIO);
-	slot->ac_time = ac_time;
-	atomic64_add(len, &hz->stats.compr_data_size);
-	atomic64_inc(&hz->stats.pages_stored);
-	atomic64_inc(&hz->stats.recomp_pages);
+/**
+ * hzram_recomp_stage() - slot @index, for the helper to recompress
+ * @hz: the device
+ * @index: a page chosen for recompression (PP)
+ * @threshold: as hzram_recompress_slot()'s
+ * @page: PAGE_SIZE bytes: set to the page
+ *
+ * The page loses its idle mark, as hzram_recompress_slot() decodes it,
+ * and stays chosen: hzram_recomp_install() keeps the helper's result only
+ * if nothing has changed or read the page by then.
+ *
+ * Return: 1 if @page was set; 0 if the page was skipped (changed since
+ * it was chosen, or smaller than @threshold); -EIO if it does not decode.
+ * The page is no longer chosen unless 1.
+ */
+int hzram_recomp_stage(struct hzram *hz, u32 index, unsigned int threshold,
+		       void *page)
+{
+	struct hzram_slot *slot = &hz->table[index];
+	int ret = 0;
+
+	hzram_slot_lock(hz, index);
+	if (!hzram_slot_test(hz, index, HZRAM_SLOT_PP))
+		goto out;
+	if (hzram_slot_size(hz, index) >= threshold) {
+		ret = __hzram_load(hz, index, page);
+		if (!ret) {
+			hzram_slot_mark_idle(hz, index, false);
+			ret = 1;
+			goto out;
+		}
+	}
+	WRITE_ONCE(slot->flags, slot->flags & ~BIT(HZRAM_SLOT_PP));
+out:
+	hzram_slot_unlock(hz, index);
+	return ret;
+}
+
+/**
+ * hzram_recomp_install() - keep the helper's recompression of slot @index
+ * @hz: the device, initialised, with an algorithm at @prio
+ * @index: a page staged by hzram_recomp_stage()
+ * @prio: the algorithm's priority, 1 to 3
+ * @threshold: as hzram_recompress_slot()'s
+ * @last: as hzram_recompress_slot()'s
+ * @obj: the page compressed with @prio's algorithm, in the caller's
+ *	memory, checked by the caller to decode to the page staged
+ * @len: its length in bytes, less than PAGE_SIZE
+ *
+ * As hzram_recompress_slot() does with its own result, if the page is
+ * still chosen: nothing wrote, freed or read it since it was staged, so
+ * it still holds what was staged. The allocation may wait as there (@obj
+ * is the caller's: nothing is compressed again).
+ *
+ * Return: 1 if the page was still chosen, kept or not; 0 if not.
+ */
+int hzram_recomp_install(struct hzram *hz, u32 index, u32 prio,
+			 unsigned int threshold, bool last, const void *obj,
+			 unsigned int len)
+{
+	struct hzram_slot *slot = &hz->table[index];
+	unsigned long handle;
+	int ret = 0;
+
+	hzram_slot_lock(hz, index);
+	if (!hzram_slot_test(hz, index, HZRAM_SLOT_PP))
+		goto out;
+	WRITE_ONCE(slot->flags, slot->flags & ~BIT(HZRAM_SLOT_PP));
+	ret = 1;
+	atomic64_inc(&hz->stats.recomp_tried);
+	if (!hzram_recomp_smaller(hz, len, hzram_slot_size(hz, index),
+				  threshold)) {
+		hzram_recomp_not_smaller(hz, index, last);
+		goto out;
+	}
+	handle = hzram_zs_alloc_nowait(hz, len, HZRAM_RESERVE_NONE);
+	if (IS_ERR_VALUE(handle))
+		handle = hzram_zs_malloc(hz->mem_pool, len,
+					 HZRAM_GFP_WAIT | __GFP_NORETRY);
+	if (IS_ERR_VALUE(handle)) {
+		atomic64_inc(&hz->stats.writestall);
+		goto out;
+	}
+	hzram_zs_write(hz->mem_pool, handle, obj, len);
+	hzram_recomp_set(hz, index, prio, handle, len);
 out:
 	hzram_slot_unlock(hz, index);
 	return ret;

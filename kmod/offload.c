@@ -141,8 +141,9 @@ int hzram_batch_hand_out(struct hzram_offload *off, struct hzram_batch *b)
 	b->seq = ++off->next_seq;
 	d->seq = b->seq;
 	d->nr_pages = b->nr;
-	d->op = b->read ? HZRAM_OP_DECOMPRESS : HZRAM_OP_COMPRESS;
-	d->flags = 0;
+	d->op = b->read ? HZRAM_OP_DECOMPRESS :
+		b->recomp ? HZRAM_OP_RECOMPRESS : HZRAM_OP_COMPRESS;
+	d->level = b->recomp ? b->level : 0;
 	d->staging_offset = (u64)n * off->batch_pages * PAGE_SIZE;
 	d->output_offset = (u64)n * off->slot_size;
 	return n;
@@ -218,6 +219,16 @@ void hzram_batch_store(struct hzram_offload *off, struct hzram_batch *b,
 	/* A helper's output is stored under off->mutex (off->scratch). */
 	if (slot)
 		lockdep_assert_held(&off->mutex);
+	if (b->recomp) {
+		/* Its writer installs what came back (offload_recomp.c). */
+		spin_lock(&off->lock);
+		WARN_ON_ONCE(b->state != HZRAM_BATCH_KERNEL);
+		b->committed = slot;
+		b->state = HZRAM_BATCH_DONE;
+		wake_up_all(&off->wq);
+		spin_unlock(&off->lock);
+		return;
+	}
 	if (b->read) {
 		hzram_batch_read_end(off, b, slot);
 		hzram_batch_free(off, b);

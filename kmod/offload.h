@@ -6,6 +6,7 @@
  *   offload.c       the batches: staging writes, the batch state machine,
  *                   storing what comes back, start, stop and time-outs
  *   offload_read.c  large reads decoded by the helper, and offload auto
+ *   offload_recomp.c  recompress through the helper
  *   offload_ctl.c   the control device /dev/hzram-control and the
  *                   protocol: attach, FETCH, COMMIT, detach, the helper's
  *                   death
@@ -32,8 +33,21 @@
  *           there; kwork, for those a   ended)
  *           put queued on kernel_list
  *
+ *   DONE    the recompress writer that      that writer, once it has   FREE
+ *           filled it (a recompression    installed what came back
+ *           batch, moved there from
+ *           KERNEL by the context that
+ *           moved it to KERNEL)
+ *
  * A read batch goes the same way (CLOSED to KERNEL too, if
- * offload_min_pages rose while its reader filled it). refs (b->pending)
+ * offload_min_pages rose while its reader filled it). A recompression
+ * batch (offload_recomp.c) goes FREE -> CLOSED (its writer fills it) ->
+ * READY -> HELPER -> KERNEL -> DONE -> FREE, or CLOSED -> FREE if its
+ * writer found nothing to put in it; from READY or HELPER the monitor's
+ * or the writer's take-back of a late batch moves it to KERNEL, then
+ * DONE, as a commit does. Its writer holds init_lock for reading from
+ * the take to the free, so the stop, which needs it for writing, never
+ * finds one. refs (b->pending)
  * are non-zero in OPEN and CLOSED only. The last ref and the state change
  * are one step: atomic_dec_and_lock() takes off->lock as the count
  * reaches 0. Every move out of CLOSED or KERNEL wakes off->wq under
@@ -86,6 +100,7 @@ enum hzram_batch_state {
 	HZRAM_BATCH_READY,
 	HZRAM_BATCH_HELPER,
 	HZRAM_BATCH_KERNEL,
+	HZRAM_BATCH_DONE,
 };
 
 struct hzram_batch {
@@ -109,6 +124,11 @@ struct hzram_batch {
 	u64 created;			/* ns, when the bio came */
 	blk_status_t status;		/* of the pages read inline */
 	u32 *csum;			/* each page's checksum */
+	/* A recompression batch (HZRAM_OP_RECOMPRESS): */
+	bool recomp;
+	bool committed;			/* DONE: the helper's output is there
+					 * (else it was taken back) */
+	s16 level;			/* zstd's */
 };
 
 struct hzram_offload {
@@ -123,6 +143,7 @@ struct hzram_offload {
 	bool died;			/* its death was counted (under
 					 * hzram_offload_mutex) */
 	bool decode;			/* HZRAM_FEAT_DECOMPRESS granted */
+	bool recomp;			/* HZRAM_FEAT_RECOMPRESS granted */
 	unsigned int nr_batches;
 	unsigned int batch_pages;
 	void *ro;			/* descriptors, then staging */

@@ -294,6 +294,7 @@ static int hzram_offload_commit(struct hzram_offload *off,
 		goto bad;
 	hzram_delay(HZRAM_DELAY_COMMIT);
 	hzram_offload_count(off->hz, b->read ? HZRAM_OFF_READ_BATCHES :
+				b->recomp ? HZRAM_OFF_RECOMP_BATCHES :
 				HZRAM_OFF_BATCHES);
 	hzram_rtt_count(off->hz, b->handed);
 	if (b->read)
@@ -344,6 +345,7 @@ static int hzram_offload_link(struct file *file, struct hzram *hz,
 	} else {
 		off->hz = hz;
 		off->decode = granted & HZRAM_FEAT_DECOMPRESS;
+		off->recomp = granted & HZRAM_FEAT_RECOMPRESS;
 		off->task = get_task_struct(current->group_leader);
 		WRITE_ONCE(hz->off, off);
 		hzram_offload_count(hz, HZRAM_OFF_ATTACHES);

@@ -17,7 +17,8 @@
  * recompress runs in the writer of the sysfs file, under init_lock held
  * for reading and pp_mutex, as writeback does: it chooses the pages (PP,
  * pp.c), largest first, and recompresses each under its slot lock
- * (hzram_recompress_slot()).
+ * (hzram_recompress_slot()), or, with a helper that recompresses with the
+ * algorithm (zstd), sends them to it in batches (offload_recomp.c).
  */
 #include "hzram.h"
 
@@ -382,7 +383,10 @@ static int hzram_recomp_pages(struct hzram *hz, struct hzram_pp *pp, u32 prio,
 	buf = (void *)__get_free_page(GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
-	while (max_pages && hzram_pp_pop(pp, &index)) {
+	/* Through the helper first, if it can: what it leaves, here. */
+	ret = hzram_offload_recompress(hz, pp, prio, threshold, last,
+				       &max_pages, buf);
+	while (!ret && max_pages && hzram_pp_pop(pp, &index)) {
 		ret = hzram_recompress_slot(hz, index, prio, threshold, last,
 					    buf);
 		if (ret < 0)

@@ -11,6 +11,7 @@
 #include <liburing.h>
 #include <lz4.h>
 #include <pthread.h>
+#include <zstd.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -1456,6 +1457,224 @@ TEST(offload_params)
 	EXPECT_STREQ("0\n", buf);
 	ASSERT_EQ(4, attr_read(id, "offload_batch_pages", buf, sizeof(buf)));
 	EXPECT_STREQ("256\n", buf);
+	EXPECT_EQ(0, hot_remove(id));
+}
+
+/* Ways to answer a recompression batch: right, or wrong. */
+enum zmode { Z_GOOD, Z_OTHER_PAGE, Z_CORRUPT, Z_LZ4_KIND, Z_BAD_LENGTH, Z_FLAGS, Z_NONE };
+
+/*
+ * Compress recompression batch @batch's pages with zstd at its level into
+ * its output slot, in mode @m. Return: how many pages have frames (a
+ * page that does not shrink has none: kind 0).
+ */
+static uint32_t helper_recompress(struct helper *h, int batch, enum zmode m)
+{
+	const struct hzram_batch_desc *d = helper_desc(h, batch);
+	const uint8_t *pages = h->ro + h->a.staging_offset + d->staging_offset;
+	struct hzram_page_record *rec = (void *)(h->rw + d->output_offset);
+	uint8_t *data = (uint8_t *)(rec + h->a.batch_pages);
+	uint32_t i, framed = 0;
+
+	for (i = 0; i < d->nr_pages; i++) {
+		/* Z_OTHER_PAGE: a valid frame, of the next page. */
+		const uint8_t *src = pages + (size_t)((m == Z_OTHER_PAGE ? i + 1 : i) %
+						      d->nr_pages) * PAGE;
+		size_t n = ZSTD_compress(data + (size_t)i * PAGE, PAGE - 1, src, PAGE, d->level);
+
+		rec[i] = (struct hzram_page_record){ 0 };
+		if (ZSTD_isError(n))
+			continue;
+		framed++;
+		rec[i] = (struct hzram_page_record){ .value = (uint64_t)i * PAGE, .length = n,
+						     .kind = HZRAM_PAGE_ZSTD };
+		switch (m) {
+		case Z_GOOD: case Z_OTHER_PAGE: break;
+		case Z_CORRUPT: data[(size_t)i * PAGE + n / 2] ^= 0x5a; break;
+		case Z_LZ4_KIND: rec[i].kind = HZRAM_PAGE_LZ4; break;
+		case Z_BAD_LENGTH: rec[i].length = PAGE; break;
+		case Z_FLAGS: rec[i].flags = 1; break;
+		case Z_NONE: rec[i].kind = 0; break;
+		}
+	}
+	return framed;
+}
+
+/* A recompress on its own thread: it waits for the helper. */
+struct recompressor {
+	pthread_t thread;
+	int id;
+	const char *how;
+	int ret;
+};
+
+static void *recompress_fn(void *arg)
+{
+	struct recompressor *r = arg;
+
+	r->ret = attr_write(r->id, "recompress", r->how);
+	return NULL;
+}
+
+/*
+ * A device whose recompression algorithm is zstd at level 5, with a
+ * helper that compresses and recompresses, and @n pages of text written
+ * through it, all idle.
+ */
+static int recomp_device(struct helper *h, int *id, int *fd, uint8_t *model, size_t n)
+{
+	int ret;
+
+	*fd = -1;
+	*id = hot_add();
+	if (*id < 0)
+		return *id;
+	ret = attr_write(*id, "offload_batch_pages", "64");
+	if (!ret)
+		ret = attr_write(*id, "offload_min_pages", "8");
+	if (!ret)
+		ret = attr_write(*id, "offload_flush_us", "1000000");
+	if (!ret)
+		ret = attr_write(*id, "offload_timeout_ms", "60000");
+	if (!ret)
+		ret = attr_write(*id, "recomp_algorithm", "algo=zstd");
+	if (!ret)
+		ret = attr_write(*id, "algorithm_params", "priority=1 level=5");
+	if (!ret)
+		ret = attr_write(*id, "disksize", "4M");
+	if (!ret)
+		ret = helper_attach_features(h, *id, HZRAM_FEAT_COMPRESS | HZRAM_FEAT_RECOMPRESS);
+	if (!ret && h->a.features != (HZRAM_FEAT_COMPRESS | HZRAM_FEAT_RECOMPRESS))
+		ret = -EPROTO;
+	if (!ret) {
+		*fd = dev_open(*id, O_RDWR | O_DIRECT);
+		ret = *fd < 0 ? *fd : 0;
+	}
+	if (!ret)
+		ret = put_through_helper(h, *fd, model, n, 21);
+	if (!ret)
+		ret = attr_write(*id, "idle", "all");
+	return ret;
+}
+
+/*
+ * recompress with a helper that recompresses: the pages go to it in
+ * batches (HZRAM_OP_RECOMPRESS, the level in the descriptor); every way
+ * of answering wrong (a frame of another page, a corrupt frame, the wrong
+ * kind, a bad length, flags) is refused and counted, "not encoded" is
+ * not, and the module recompresses those pages itself; the device reads
+ * back as written, and every page was tried once.
+ */
+TEST(recompress_through_the_helper)
+{
+	static const enum zmode modes[] = { Z_GOOD, Z_OTHER_PAGE, Z_CORRUPT, Z_LZ4_KIND,
+					    Z_BAD_LENGTH, Z_FLAGS, Z_NONE };
+	const size_t n = 7 * BATCH;
+	uint64_t v[HZRAM_OFF_NR_FIELDS], rs[HZRAM_RECOMP_NR_FIELDS];
+	uint64_t helper = 0, kernel = 0, rejected = 0, verify = 0;
+	struct recompressor r = { .how = "type=idle" };
+	uint8_t *model = page_alloc(1024);
+	struct helper h;
+	unsigned int i;
+	int fd, id;
+
+	ASSERT_NE(NULL, model);
+	ASSERT_EQ(0, recomp_device(&h, &id, &fd, model, n));
+	r.id = id;
+	ASSERT_EQ(0, pthread_create(&r.thread, NULL, recompress_fn, &r));
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		const struct hzram_batch_desc *d;
+		uint32_t framed;
+		int b = helper_fetch(&h, 10000);
+
+		ASSERT_LE(0, b) TH_LOG("batch %u", i);
+		d = helper_desc(&h, b);
+		EXPECT_EQ(HZRAM_OP_RECOMPRESS, d->op);
+		EXPECT_EQ(5, d->level);
+		EXPECT_EQ(BATCH, d->nr_pages);
+		framed = helper_recompress(&h, b, modes[i]);
+		EXPECT_EQ(BATCH, framed);	/* text: every page shrinks */
+		ASSERT_EQ(0, helper_commit(&h, b, 0, d->seq));
+		if (modes[i] == Z_GOOD)
+			helper += framed;
+		else
+			kernel += d->nr_pages;
+		if (modes[i] == Z_OTHER_PAGE || modes[i] == Z_CORRUPT)
+			verify += framed;
+		else if (modes[i] != Z_GOOD && modes[i] != Z_NONE)
+			rejected += framed;
+	}
+	pthread_join(r.thread, NULL);
+	EXPECT_EQ(0, r.ret);
+	ASSERT_EQ(0, off_stat(id, v));
+	EXPECT_EQ(i, v[HZRAM_OFF_RECOMP_BATCHES]);
+	EXPECT_EQ(helper, v[HZRAM_OFF_RECOMP_HELPER]);
+	EXPECT_EQ(kernel, v[HZRAM_OFF_RECOMP_KERNEL]);
+	EXPECT_EQ(rejected, v[HZRAM_OFF_REJECTED]);
+	EXPECT_EQ(verify, v[HZRAM_OFF_VERIFY_FAILED]);
+	EXPECT_EQ(0, v[HZRAM_OFF_TIMEOUTS]);
+	ASSERT_EQ(HZRAM_RECOMP_NR_FIELDS,
+		  attr_read_u64s(id, "recomp_stat", rs, HZRAM_RECOMP_NR_FIELDS));
+	EXPECT_EQ(n, rs[HZRAM_RECOMP_TRIED]);
+	EXPECT_LT(0, rs[HZRAM_RECOMP_PAGES]);
+	/* Nothing more to send. */
+	EXPECT_EQ(-ETIME, helper_fetch(&h, 200));
+	EXPECT_EQ(0, intact(fd, model, 1024));
+	close(fd);
+	helper_close(&h);
+	free(model);
+	EXPECT_EQ(0, hot_remove(id));
+}
+
+/*
+ * A recompression batch the helper keeps past offload_timeout_ms is taken
+ * back: the module recompresses its pages, and every page left, itself;
+ * the late commit is refused. A helper that did not ask for
+ * HZRAM_FEAT_RECOMPRESS is sent none.
+ */
+TEST(recompress_batch_taken_back)
+{
+	uint64_t v[HZRAM_OFF_NR_FIELDS], rs[HZRAM_RECOMP_NR_FIELDS];
+	struct recompressor r = { .how = "type=idle" };
+	uint8_t *model = page_alloc(1024);
+	const size_t n = 4 * BATCH;
+	struct helper h;
+	int b, fd, id;
+
+	ASSERT_NE(NULL, model);
+	ASSERT_EQ(0, recomp_device(&h, &id, &fd, model, n));
+	ASSERT_EQ(0, attr_write(id, "offload_timeout_ms", "300"));
+	r.id = id;
+	ASSERT_EQ(0, pthread_create(&r.thread, NULL, recompress_fn, &r));
+	b = helper_fetch(&h, 10000);
+	ASSERT_LE(0, b);
+	EXPECT_EQ(HZRAM_OP_RECOMPRESS, helper_desc(&h, b)->op);
+	pthread_join(r.thread, NULL);
+	EXPECT_EQ(0, r.ret);
+	helper_recompress(&h, b, Z_GOOD);
+	EXPECT_EQ(-ESTALE, helper_commit(&h, b, 0, helper_desc(&h, b)->seq));
+	ASSERT_EQ(0, off_stat(id, v));
+	/* Two batches were out; both came back late, and nothing was sent after. */
+	EXPECT_EQ(2, v[HZRAM_OFF_TIMEOUTS]);
+	EXPECT_EQ(0, v[HZRAM_OFF_RECOMP_BATCHES]);
+	EXPECT_EQ(0, v[HZRAM_OFF_RECOMP_HELPER]);
+	EXPECT_EQ(2 * BATCH, v[HZRAM_OFF_RECOMP_KERNEL]);
+	ASSERT_EQ(HZRAM_RECOMP_NR_FIELDS,
+		  attr_read_u64s(id, "recomp_stat", rs, HZRAM_RECOMP_NR_FIELDS));
+	EXPECT_EQ(n, rs[HZRAM_RECOMP_TRIED]);
+	EXPECT_EQ(0, intact(fd, model, 1024));
+	close(fd);
+	helper_close(&h);
+
+	/* A helper without the feature: the module recompresses alone. */
+	ASSERT_EQ(0, attr_write(id, "idle", "all"));
+	ASSERT_EQ(0, helper_attach(&h, id));
+	ASSERT_EQ(0, attr_write(id, "recompress", "type=idle"));
+	EXPECT_EQ(-ETIME, helper_fetch(&h, 200));
+	EXPECT_EQ(0, intact(fd = dev_open(id, O_RDWR | O_DIRECT), model, 1024));
+	close(fd);
+	helper_close(&h);
+	free(model);
 	EXPECT_EQ(0, hot_remove(id));
 }
 

@@ -345,6 +345,72 @@ test_recomp_with_hzramd() {
 	expect_eq "$(devhash $DEV)" "$(imghash $DEV)" "data after hzramd exited"
 }
 
+# recompress with hzramd attached, as a helper that recompresses: the
+# pages go to it in batches, it compresses them with libzstd at the level
+# of algorithm_params, and the module keeps each frame that decodes to its
+# page. The result is the kernel's own within 5% (another zstd, the same
+# level), on a device beside it. Then hzramd is stopped and killed while
+# it holds a recompression batch: its death waits for recompress, which
+# takes the batch back at offload_timeout_ms and recompresses the rest
+# itself; nothing is lost.
+test_recomp_by_hzramd() {
+	local k pid t0
+	DEVS='' LOOPS=''
+	trap '[ -z "${pid:-}" ] || wait $pid; kill -KILL $HZRAMD_PID 2>/dev/null || true; cleanup' EXIT
+	add_dev k hzram
+	add_dev DEV hzram
+	for d in $k $DEV; do
+		echo "algo=zstd" >/sys/block/$d/recomp_algorithm
+		echo "priority=1 level=9" >/sys/block/$d/algorithm_params
+		init_dev $d
+	done
+	start_hzramd
+	fill $k
+	fill $DEV
+	wait_unstaged
+	echo all >/sys/block/$k/idle
+	echo all >/sys/block/$DEV/idle
+	echo "type=idle" >/sys/block/$k/recompress
+	echo "type=idle" >/sys/block/$DEV/recompress
+	[ "$(off_field 28)" -gt 0 ] || fail "no recompression batch committed"
+	[ "$(off_field 29)" -gt 0 ] || fail "hzramd recompressed no page"
+	# The random pages do not shrink: hzramd leaves them to the module,
+	# which marks them incompressible.
+	expect_eq "$(off_field 30) $(nsel $DEV '$3 ~ /n/')" "8 8" \
+		"pages recompressed by the module itself, incompressible"
+	expect_eq "$(off_field 9) $(off_field 8)" "0 0" "frames refused, records rejected"
+	expect_eq "$(awk '{ print $3 }' /sys/block/$DEV/recomp_stat)" \
+		"$(awk '{ print $3 }' /sys/block/$k/recomp_stat)" "pages tried, hzramd and the module"
+	awk -v a="$(mm $DEV 2)" -v b="$(mm $k 2)" \
+		'BEGIN { exit !(a <= b * 1.05 && b <= a * 1.05) }' ||
+		fail "compr_data_size through hzramd $(mm $DEV 2), in the module $(mm $k 2)"
+	expect_eq "$(devhash $DEV)" "$(imghash $DEV)" "data after recompression by hzramd"
+	echo "# compr_data_size after recompression: hzramd $(mm $DEV 2), module $(mm $k 2)"
+
+	# Killed while it holds the batch (stopped first: it fetched it).
+	echo 2000 >/sys/block/$DEV/offload_timeout_ms
+	fill $DEV
+	wait_unstaged
+	echo all >/sys/block/$DEV/idle
+	kill -STOP $HZRAMD_PID
+	t0=$(off_field 11)
+	echo "type=idle" >/sys/block/$DEV/recompress &
+	pid=$!
+	sleep 0.5
+	kill -KILL $HZRAMD_PID
+	kill -CONT $HZRAMD_PID 2>/dev/null || true
+	wait $pid || fail "recompress failed while hzramd was killed"
+	pid=
+	wait $HZRAMD_PID 2>/dev/null || true
+	wait_attached 0 || fail "hzramd's death not seen"
+	[ "$(off_field 11)" -gt "$t0" ] || fail "no batch taken back"
+	expect_eq "$(off_field 14)" 1 "deaths"
+	[ "$(off_field 30)" -gt 0 ] || fail "the module recompressed no page of a batch taken back"
+	expect_eq "$(nsel $DEV '$3 ~ /r/')" "$(awk '{ print $1 }' /sys/block/$DEV/recomp_stat)" \
+		"recompressed pages, block_state and recomp_stat"
+	expect_eq "$(devhash $DEV)" "$(imghash $DEV)" "data after hzramd was killed"
+}
+
 # Recompression beside writes and discards of the same pages, then beside
 # a reset and a hot_remove (which wait for it).
 test_recomp_races() {
@@ -426,5 +492,5 @@ if [ $# -gt 0 ]; then
 else
 	ktap_main test_recomp_attributes test_recomp_pages test_recomp_levels \
 		test_recomp_dict test_recomp_priorities test_recomp_with_hzramd \
-		test_recomp_races
+		test_recomp_by_hzramd test_recomp_races
 fi

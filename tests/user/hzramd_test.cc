@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <lz4.h>
+#include <zstd.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -498,6 +499,52 @@ TEST(EncodeBatchTest, DecodesReadBatches) {
   EXPECT_EQ(BatchResult::kBadDescriptor, Encode(*enc, t.r, 1, &d).outcome);
 }
 
+// A recompression batch as the module lays one out: pages in its staging
+// cells, the zstd level in the descriptor. Each page's record is a zstd
+// frame that decodes to it, or kind 0 for a page that does not shrink.
+// A level libzstd does not take, or a helper attached without
+// HZRAM_FEAT_RECOMPRESS, leaves the whole batch to the kernel.
+TEST(EncodeBatchTest, RecompressesWithZstd) {
+  auto enc = CpuEncoder(2);
+  ASSERT_TRUE(enc);
+  constexpr std::uint32_t kBatch = 32, kPages = 24;
+  TestRegions t(2, kBatch, 2 * kBatch);
+  std::vector<Page> pages;
+  for (std::uint32_t i = 0; i < kPages; i++)
+    pages.push_back(i % 6 == 5 ? RandomPage(40 + i) : TextPage(40 + i));
+  t.SetBatch(1, 91, pages, kBatch, 0);
+  t.desc(1).op = HZRAM_OP_RECOMPRESS;
+  t.desc(1).level = 12;
+  hzram_batch_desc d;
+  ASSERT_EQ(BatchResult::kEncoded, Encode(*enc, t.r, 1, &d).outcome);
+  EXPECT_EQ(12, d.level);
+  const auto* rec = reinterpret_cast<const hzram_page_record*>(t.rw.data());
+  const std::uint8_t* out = t.rw.data() + kBatch * sizeof(hzram_page_record);
+  Page page(kPageSize);
+  for (std::uint32_t i = 0; i < kPages; i++) {
+    if (i % 6 == 5) {
+      EXPECT_EQ(0, rec[i].kind) << i;
+      continue;
+    }
+    ASSERT_EQ(HZRAM_PAGE_ZSTD, rec[i].kind) << i;
+    ASSERT_EQ(HZRAM_RECORD_OK,
+              hzram_page_record_check(&rec[i], std::uint64_t{kBatch} * kPageSize));
+    ASSERT_EQ(kPageSize, ZSTD_decompress(page.data(), kPageSize, out + rec[i].value,
+                                         rec[i].length));
+    EXPECT_EQ(0, std::memcmp(page.data(), pages[i].data(), kPageSize)) << i;
+  }
+  t.desc(1).level = static_cast<std::int16_t>(ZSTD_maxCLevel() + 1);
+  BatchResult res = Encode(*enc, t.r, 1, &d);
+  EXPECT_EQ(BatchResult::kNotEncoded, res.outcome);
+  EXPECT_EQ(-EINVAL, res.err);
+  EXPECT_EQ(0, rec[0].kind);
+  t.desc(1).level = 3;
+  t.r.info.features &= ~HZRAM_FEAT_RECOMPRESS;
+  res = Encode(*enc, t.r, 1, &d);
+  EXPECT_EQ(BatchResult::kNotEncoded, res.outcome);
+  EXPECT_EQ(-EOPNOTSUPP, res.err);
+}
+
 TEST(EncodeBatchTest, PartialBatchLeavesTheRestOfTheSlot) {
   auto enc = CpuEncoder();
   ASSERT_TRUE(enc);
@@ -574,6 +621,11 @@ class FailingEncoder final : public BatchEncoder {
              const hzram::MutablePageList&, std::span<int>, const BatchTime&) override {
     return err_;
   }
+  int Recompress(const hzram::PageList&, int, std::span<hzram_page_record> records,
+                 std::span<std::uint8_t>) override {
+    for (auto& r : records) r = {1, 2, 3, 4};
+    return err_;
+  }
   std::string Describe() const override { return "failing"; }
 
  private:
@@ -588,7 +640,7 @@ TEST(EncodeBatchTest, UnknownOpsAndEncoderFailuresLeavePagesToTheKernel) {
   for (int c = 0; c < 3; c++) {
     t.SetBatch(0, 1, MixedPages(6, 3), 0, 0);
     if (c == 0) t.desc(0).op = 9;
-    if (c == 1) t.desc(0).flags = 1;
+    if (c == 1) t.desc(0).level = 1;
     std::fill(t.rw.begin(), t.rw.end(), 0xcc);
     hzram_batch_desc d;
     const BatchResult res = Encode(c == 2 ? failing : *enc, t.r, 0, &d);
@@ -952,6 +1004,11 @@ class TimedEncoder final : public BatchEncoder {
     times.push_back(time);
     seen.push_back(Clock::now());
     return inner_->Decode(records, data, pages, status, time);
+  }
+  int Recompress(const hzram::PageList& pages, int level, std::span<hzram_page_record> records,
+                 std::span<std::uint8_t> data) override {
+    seen.push_back(Clock::now());
+    return inner_->Recompress(pages, level, records, data);
   }
   std::string Describe() const override { return "timed"; }
   std::vector<BatchTime> times;
@@ -1567,6 +1624,17 @@ class CorruptingEncoder final : public BatchEncoder {
              const BatchTime& time) override {
     return inner_.Decode(records, data, pages, status, time);
   }
+  // Flips a byte of the first zstd frame, as Encode() does.
+  int Recompress(const hzram::PageList& pages, int level, std::span<hzram_page_record> records,
+                 std::span<std::uint8_t> data) override {
+    const int ret = inner_.Recompress(pages, level, records, data);
+    for (const auto& r : records)
+      if (r.kind == HZRAM_PAGE_ZSTD) {
+        data[r.value + r.length / 2] ^= 0x40;
+        break;
+      }
+    return ret;
+  }
   std::string Describe() const override { return "corrupting"; }
 
  private:
@@ -2163,6 +2231,11 @@ class SleepyEncoder final : public BatchEncoder {
              const hzram::MutablePageList& pages, std::span<int> status,
              const BatchTime& time) override {
     return inner_->Decode(records, data, pages, status, time);
+  }
+  int Recompress(const hzram::PageList& pages, int level, std::span<hzram_page_record> records,
+                 std::span<std::uint8_t> data) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms_));
+    return inner_->Recompress(pages, level, records, data);
   }
   std::string Describe() const override { return "sleepy"; }
 

@@ -75,6 +75,15 @@ int HandleBatch(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, std::uint32
         HZ_DEBUG("hzram%u: read batch %u seq %llu: %llu of %u pages decoded", dev, batch,
                  static_cast<unsigned long long>(d.seq), static_cast<unsigned long long>(decoded),
                  d.nr_pages);
+      } else if (d.op == HZRAM_OP_RECOMPRESS) {
+        const auto* rec = reinterpret_cast<const hzram_page_record*>(r.rw + d.output_offset);
+        std::uint64_t encoded = 0;
+        for (std::uint32_t i = 0; i < d.nr_pages; i++) encoded += rec[i].kind == HZRAM_PAGE_ZSTD;
+        st->recomp_batches.fetch_add(1, std::memory_order_relaxed);
+        st->recomp_pages.fetch_add(encoded, std::memory_order_relaxed);
+        HZ_DEBUG("hzram%u: recompression batch %u seq %llu: %llu of %u pages in zstd %d", dev,
+                 batch, static_cast<unsigned long long>(d.seq),
+                 static_cast<unsigned long long>(encoded), d.nr_pages, d.level);
       } else {
         const auto* rec = reinterpret_cast<const hzram_page_record*>(r.rw + d.output_offset);
         std::uint64_t bytes = 0;
@@ -242,15 +251,17 @@ using ServedList = std::vector<std::unique_ptr<Served>>;
 
 std::string StatusLine(const ServedList& served) {
   std::string s;
-  char buf[160];
+  char buf[200];
   for (const auto& d : served) {
     const std::uint64_t pages = d->stats.pages.load(), bytes = d->stats.stored_bytes.load();
     std::snprintf(buf, sizeof(buf),
-                  "%shzram%u: %llu pages compressed, ratio %.2f, %llu stale, %llu decoded",
+                  "%shzram%u: %llu pages compressed, ratio %.2f, %llu stale, %llu decoded, "
+                  "%llu recompressed",
                   s.empty() ? "" : "; ", d->io->device(), static_cast<unsigned long long>(pages),
                   bytes ? static_cast<double>(pages) * HZRAM_PAGE_SIZE / bytes : 0.0,
                   static_cast<unsigned long long>(d->stats.stale.load()),
-                  static_cast<unsigned long long>(d->stats.read_pages.load()));
+                  static_cast<unsigned long long>(d->stats.read_pages.load()),
+                  static_cast<unsigned long long>(d->stats.recomp_pages.load()));
     s += buf;
   }
   return s;
@@ -517,12 +528,15 @@ int Summary(const ServedList& served) {
     const ServeStats& s = d->stats;
     HZ_INFO(
         "hzram%u: %llu batches, %llu pages, %llu bytes stored, %llu read batches, %llu pages "
-        "decoded, %llu not encoded, %llu stale, %llu commit errors",
+        "decoded, %llu recompression batches, %llu pages recompressed, %llu not encoded, %llu "
+        "stale, %llu commit errors",
         d->io->device(), static_cast<unsigned long long>(s.batches.load()),
         static_cast<unsigned long long>(s.pages.load()),
         static_cast<unsigned long long>(s.stored_bytes.load()),
         static_cast<unsigned long long>(s.read_batches.load()),
         static_cast<unsigned long long>(s.read_pages.load()),
+        static_cast<unsigned long long>(s.recomp_batches.load()),
+        static_cast<unsigned long long>(s.recomp_pages.load()),
         static_cast<unsigned long long>(s.not_encoded.load()),
         static_cast<unsigned long long>(s.stale.load()),
         static_cast<unsigned long long>(s.commit_errors.load()));

@@ -72,6 +72,8 @@ struct ServeStats {
   std::atomic<std::uint64_t> pages{0};          // their pages
   std::atomic<std::uint64_t> read_batches{0};   // committed decoded
   std::atomic<std::uint64_t> read_pages{0};     // their pages decoded
+  std::atomic<std::uint64_t> recomp_batches{0};  // committed recompressed
+  std::atomic<std::uint64_t> recomp_pages{0};    // their pages in zstd
   std::atomic<std::uint64_t> stored_bytes{0};   // their data's bytes
   std::atomic<std::uint64_t> not_encoded{0};    // committed as kind 0
   std::atomic<std::uint64_t> stale{0};          // commits answered -ESTALE

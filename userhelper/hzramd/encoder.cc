@@ -139,6 +139,12 @@ class CodecEncoder final : public BatchEncoder {
     Report();
     return ret;
   }
+  // zstd on the CPU codec's threads, without the turn: the device has no
+  // part in it.
+  int Recompress(const hzram::PageList& pages, int level, std::span<hzram_page_record> records,
+                 std::span<std::uint8_t> data) override {
+    return cpu_->CompressZstd(pages, level, records, data);
+  }
   // Without the turn, which a batch the device hangs on holds for its
   // watchdog's time: the daemon's main thread asks.
   std::string Describe() const override {
@@ -314,7 +320,7 @@ hzram_attach LayoutLikeModule(std::uint32_t nr_batches, std::uint32_t batch_page
   hzram_attach a{};
   a.size = sizeof(a);
   a.version = HZRAM_UAPI_VERSION;
-  a.features = HZRAM_FEAT_COMPRESS | HZRAM_FEAT_DECOMPRESS;
+  a.features = HZRAM_FEAT_COMPRESS | HZRAM_FEAT_DECOMPRESS | HZRAM_FEAT_RECOMPRESS;
   a.nr_batches = nr_batches;
   a.batch_pages = batch_pages;
   a.staging_offset =
@@ -356,7 +362,7 @@ hzram_batch_desc LoadDescriptor(const Regions& r, std::uint32_t batch) {
   d.seq = v.seq;
   d.nr_pages = v.nr_pages;
   d.op = v.op;
-  d.flags = v.flags;
+  d.level = v.level;
   d.staging_offset = v.staging_offset;
   d.output_offset = v.output_offset;
   return d;
@@ -380,10 +386,13 @@ BatchResult EncodeBatch(BatchEncoder& encoder, const Regions& r, std::uint32_t b
   const std::uint8_t* const in = r.ro + a.staging_offset + d.staging_offset;
   const std::span<hzram_page_record> records(reinterpret_cast<hzram_page_record*>(slot), pages);
   int ret = -EOPNOTSUPP;
-  if (d.op == HZRAM_OP_COMPRESS && d.flags == 0) {
+  if (d.op == HZRAM_OP_COMPRESS && d.level == 0) {
     ret = encoder.Encode(hzram::PageList(in, pages), records,
                          std::span<std::uint8_t>(out, hzram::Codec::ArenaBytes(pages)), time);
-  } else if (d.op == HZRAM_OP_DECOMPRESS && d.flags == 0 &&
+  } else if (d.op == HZRAM_OP_RECOMPRESS && (a.features & HZRAM_FEAT_RECOMPRESS)) {
+    ret = encoder.Recompress(hzram::PageList(in, pages), d.level, records,
+                             std::span<std::uint8_t>(out, hzram::Codec::ArenaBytes(pages)));
+  } else if (d.op == HZRAM_OP_DECOMPRESS && d.level == 0 &&
              (a.features & HZRAM_FEAT_DECOMPRESS)) {
     // The input: records from the start of the batch's staging cells,
     // batch_pages of them, then the data. One status per page, in the

@@ -88,6 +88,10 @@ class BatchEncoder {
   virtual int Decode(std::span<const hzram_page_record> records,
                      std::span<const std::uint8_t> data, const hzram::MutablePageList& pages,
                      std::span<int> status, const BatchTime& time) = 0;
+  // As hzram::Codec::CompressZstd: @pages with zstd at @level, for the
+  // module's recompression. Returns 0 or a negative errno.
+  virtual int Recompress(const hzram::PageList& pages, int level,
+                         std::span<hzram_page_record> records, std::span<std::uint8_t> data) = 0;
   // What it runs on, e.g. "cpu, 2 threads, avx2".
   virtual std::string Describe() const = 0;
   // Whether a backend (a GPU) works beside the CPU codec, still.
@@ -167,13 +171,14 @@ struct BatchResult {
   enum Outcome {
     kEncoded,        // the records are written: commit
     kNotEncoded,     // every record is kind 0 (not encoded): commit, and
-                     // the module compresses or decodes the pages itself
+                     // the module compresses, decodes or recompresses the
+                     // pages itself
     kBadDescriptor,  // the descriptor lies outside the regions: nothing
                      // was written, do not commit (the module takes the
                      // batch back after its timeout)
   };
   Outcome outcome = kEncoded;
-  // kNotEncoded: why: -EOPNOTSUPP for an op or flags this helper does not
+  // kNotEncoded: why: -EOPNOTSUPP for an op or level this helper does not
   // know, else the encoder's negative errno.
   int err = 0;
 };
@@ -183,7 +188,10 @@ struct BatchResult {
 // data written in place into the batch's output slot. HZRAM_OP_DECOMPRESS:
 // nr_pages LZ4 records (and their data) read in place from the staging
 // arena, page i decoded into page i of the slot's data area, its record
-// HZRAM_PAGE_RAW, or kind 0 if it did not decode; @status (at least
+// HZRAM_PAGE_RAW, or kind 0 if it did not decode; HZRAM_OP_RECOMPRESS
+// (HZRAM_FEAT_RECOMPRESS granted): nr_pages pages read in place, each
+// compressed with zstd at the descriptor's level (the encoder's
+// Recompress()), record HZRAM_PAGE_ZSTD or kind 0; @status (at least
 // kMaxBatchPages entries, the caller's, so that nothing is allocated per
 // batch) gets the pages' statuses. *desc gets the descriptor as read (its
 // seq goes into the COMMIT). A decoded batch where only some pages failed

@@ -47,9 +47,9 @@ std::unique_ptr<DeviceIo> KernelIo::Attach(unsigned device, int stop_fd, AttachF
   a.size = sizeof(a);
   a.version = HZRAM_UAPI_VERSION;
   a.device = device;
-  // Decoding reads is the kernel's to ask for; a module that does not
-  // offer it grants compression alone.
-  a.features = HZRAM_FEAT_COMPRESS | HZRAM_FEAT_DECOMPRESS;
+  // Decoding reads and recompressing are the kernel's to ask for; a
+  // module that does not offer them grants compression alone.
+  a.features = HZRAM_FEAT_COMPRESS | HZRAM_FEAT_DECOMPRESS | HZRAM_FEAT_RECOMPRESS;
   if (ioctl(io->fd_, HZRAM_IOC_ATTACH, &a)) {
     *f = {AttachFailure::kAttach, errno, ""};
     return nullptr;

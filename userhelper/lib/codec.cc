@@ -5,15 +5,24 @@
 #include <cerrno>
 #include <cstring>
 
+#include <zstd.h>
+
 #include "page_codec_isa.h"
 #include "thread_pool.h"
 
 namespace hzram {
 
-// Per-thread state, allocated once.
+// Per-thread state, allocated once (the zstd context at the thread's
+// first zstd batch).
 struct alignas(64) CodecWorker {
   Lz4Table table;
   alignas(64) std::uint8_t out[kCompressBufferSize];
+  ZSTD_CCtx* zstd = nullptr;
+
+  CodecWorker() = default;
+  CodecWorker(const CodecWorker&) = delete;
+  CodecWorker& operator=(const CodecWorker&) = delete;
+  ~CodecWorker() { ZSTD_freeCCtx(zstd); }
 };
 
 namespace {
@@ -148,6 +157,40 @@ int Codec::Compress(const PageList& pages, std::span<hzram_page_record> records,
   };
   Dispatch(n, job);
   return 0;
+}
+
+bool Codec::ZstdLevelValid(int level) {
+  return level >= ZSTD_minCLevel() && level <= ZSTD_maxCLevel();
+}
+
+int Codec::CompressZstd(const PageList& pages, int level, std::span<hzram_page_record> records,
+                        std::span<std::uint8_t> arena) {
+  const std::size_t n = pages.size();
+  if (n > options_.max_batch || records.size() < n || arena.size() < ArenaBytes(n) ||
+      !ZstdLevelValid(level))
+    return -EINVAL;
+  std::lock_guard<std::mutex> lock(call_mutex_);
+  std::atomic<bool> no_memory{false};
+
+  // Page i's frame goes to [i * kPageSize, ...): a frame is kept only if
+  // it is smaller than a page, so no page reaches into the next's room.
+  auto job = [&](std::size_t begin, std::size_t end, CodecWorker& w) {
+    if (!w.zstd) w.zstd = ZSTD_createCCtx();
+    for (std::size_t i = begin; i < end; i++) {
+      hzram_page_record& r = records[i];
+      const std::size_t off = i * kPageSize;
+      r = {};
+      if (!w.zstd) continue;
+      const std::size_t len = ZSTD_compressCCtx(w.zstd, arena.data() + off, kPageSize - 1,
+                                                pages[i], kPageSize, level);
+      if (!ZSTD_isError(len)) r = {off, static_cast<std::uint32_t>(len), HZRAM_PAGE_ZSTD, 0};
+    }
+    if (!w.zstd) no_memory.store(true, std::memory_order_relaxed);
+  };
+  Dispatch(n, job);
+  if (!no_memory.load(std::memory_order_relaxed)) return 0;
+  std::memset(records.data(), 0, n * sizeof(hzram_page_record));
+  return -ENOMEM;
 }
 
 int Codec::Decompress(std::span<const hzram_page_record> records,

@@ -102,6 +102,14 @@ enum hzram_offload_stat_field {
 	HZRAM_OFF_READ_NS_HELPER,	/* ... through the helper, from the
 					 * read's arrival to the commit (or
 					 * the take-back of a late batch) */
+	/* Recompression by the helper (recompress, HZRAM_FEAT_RECOMPRESS): */
+	HZRAM_OFF_RECOMP_BATCHES,	/* recompression batches committed */
+	HZRAM_OFF_RECOMP_HELPER,	/* pages the helper recompressed, its
+					 * result checked to decode to the
+					 * page (kept if smaller, as any) */
+	HZRAM_OFF_RECOMP_KERNEL,	/* pages of recompression batches the
+					 * module recompressed itself: not
+					 * encoded, refused, time-out */
 	HZRAM_OFF_NR_FIELDS,
 };
 
@@ -115,12 +123,13 @@ enum hzram_page_kind {
 	HZRAM_PAGE_SAME = 1,	/* one 8-byte word repeated; nothing in the arena */
 	HZRAM_PAGE_RAW = 2,	/* the page itself, HZRAM_PAGE_SIZE bytes */
 	HZRAM_PAGE_LZ4 = 3,	/* an LZ4 block (the block format, no frame) */
+	HZRAM_PAGE_ZSTD = 4,	/* a zstd frame (HZRAM_OP_RECOMPRESS's output) */
 };
 
 struct hzram_page_record {
 	__u64 value;	/* SAME: the fill word; RAW, LZ4: byte offset in the arena */
 	__u32 length;	/* bytes in the arena: 0 (SAME), HZRAM_PAGE_SIZE (RAW),
-			 * 1..HZRAM_PAGE_SIZE - 1 (LZ4) */
+			 * 1..HZRAM_PAGE_SIZE - 1 (LZ4, ZSTD) */
 	__u16 kind;	/* enum hzram_page_kind; 0: not encoded (see below) */
 	__u16 flags;	/* 0; reserved */
 };
@@ -165,6 +174,7 @@ hzram_page_record_check(const struct hzram_page_record *r, __u64 arena_len)
 			return HZRAM_RECORD_LENGTH;
 		break;
 	case HZRAM_PAGE_LZ4:
+	case HZRAM_PAGE_ZSTD:
 		if (!r->length || r->length >= HZRAM_PAGE_SIZE)
 			return HZRAM_RECORD_LENGTH;
 		break;
@@ -200,6 +210,11 @@ hzram_page_record_check(const struct hzram_page_record *r, __u64 arena_len)
  *    values are offsets in the data), batch_pages records from the
  *    start the data; decode each into a page of the output data area,
  *    its record HZRAM_PAGE_RAW (or kind 0: not decoded).
+ *    HZRAM_OP_RECOMPRESS: compress nr_pages pages (at staging_offset)
+ *    with zstd at the descriptor's level, each into a zstd frame of
+ *    fewer than HZRAM_PAGE_SIZE bytes (record HZRAM_PAGE_ZSTD), or kind
+ *    0 (not encoded: the module compresses the page itself). The module
+ *    decodes each frame and keeps it only if it is that page.
  * 5. HZRAM_IOC_DETACH detaches: every batch the helper still holds goes
  *    back to the kernel, which compresses it itself, and every queued
  *    FETCH completes with -ECANCELED. So does the helper's death, or its
@@ -214,7 +229,9 @@ hzram_page_record_check(const struct hzram_page_record *r, __u64 arena_len)
 /* What a helper can do; HZRAM_IOC_ATTACH keeps those the module offers. */
 #define HZRAM_FEAT_COMPRESS	(1U << 0)	/* compress write batches */
 #define HZRAM_FEAT_DECOMPRESS	(1U << 1)	/* decode read batches */
-#define HZRAM_FEATURES		(HZRAM_FEAT_COMPRESS | HZRAM_FEAT_DECOMPRESS)
+#define HZRAM_FEAT_RECOMPRESS	(1U << 2)	/* recompress with zstd */
+#define HZRAM_FEATURES		(HZRAM_FEAT_COMPRESS | HZRAM_FEAT_DECOMPRESS | \
+				 HZRAM_FEAT_RECOMPRESS)
 
 /* HZRAM_IOC_ATTACH's argument; "in" fields are read, the rest written. */
 struct hzram_attach {
@@ -237,7 +254,8 @@ struct hzram_batch_desc {
 	__u64 seq;		/* this use of the batch: COMMIT repeats it */
 	__u32 nr_pages;		/* pages to encode or decode, 1..batch_pages */
 	__u16 op;		/* enum hzram_batch_op */
-	__u16 flags;		/* 0; reserved */
+	__s16 level;		/* HZRAM_OP_RECOMPRESS: the zstd level;
+				 * otherwise 0 */
 	__u64 staging_offset;	/* its first page, from the start of the
 				 * staging arena */
 	__u64 output_offset;	/* its output slot, from the start of the
@@ -250,6 +268,8 @@ enum hzram_batch_op {
 	HZRAM_OP_COMPRESS = 1,	/* encode nr_pages pages into records */
 	HZRAM_OP_DECOMPRESS = 2,	/* decode nr_pages records into pages
 					 * (HZRAM_FEAT_DECOMPRESS) */
+	HZRAM_OP_RECOMPRESS = 3,	/* compress nr_pages pages with zstd
+					 * (HZRAM_FEAT_RECOMPRESS) */
 };
 
 /* The 16 bytes of a HZRAM_CMD_* command in the SQE (sqe->cmd). */

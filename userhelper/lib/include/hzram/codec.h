@@ -2,7 +2,8 @@
 //
 // hzram batch codec: compresses and decompresses batches of 4 KiB pages on
 // a pool of pinned threads, to and from the record/arena layout of
-// include/uapi/linux/hzram.h (struct hzram_page_record).
+// include/uapi/linux/hzram.h (struct hzram_page_record): LZ4 both ways,
+// and zstd (libzstd) for the module's recompression.
 //
 // Host-only header. All pointers are host memory; sizes are in bytes;
 // functions return 0 or a negative errno and never set errno.
@@ -155,6 +156,22 @@ class Codec {
   int Decompress(std::span<const hzram_page_record> records,
                  std::span<const std::uint8_t> arena, const MutablePageList& pages,
                  std::span<int> status);
+
+  // Compress @pages with zstd at @level (ZstdLevelValid()), each into one
+  // zstd frame, as the module's recompression takes them
+  // (HZRAM_OP_RECOMPRESS): records[i] HZRAM_PAGE_ZSTD for pages[i], its
+  // frame in @arena, or kind 0 (not encoded) for a page whose frame
+  // would not be smaller than a page. The arena needs ArenaBytes(n)
+  // bytes; each page's data lies within [i * kPageSize, (i + 1) *
+  // kPageSize). Each thread keeps one zstd context, made at its first
+  // such batch. Returns 0, -EINVAL for a batch larger than max_batch, too
+  // few records, too small an arena or a level out of range, or -ENOMEM
+  // if a context cannot be made (no page is encoded then). Calls on one
+  // Codec are serialised.
+  int CompressZstd(const PageList& pages, int level, std::span<hzram_page_record> records,
+                   std::span<std::uint8_t> arena);
+  // Whether libzstd takes @level (ZSTD_minCLevel() to ZSTD_maxCLevel()).
+  static bool ZstdLevelValid(int level);
 
   // Arena bytes a batch of @n pages may need.
   static constexpr std::size_t ArenaBytes(std::size_t n) { return n * kPageSize; }
