@@ -191,7 +191,7 @@ void hzram_batch_free(struct hzram_offload *off, struct hzram_batch *b)
 {
 	lockdep_assert_not_held(&off->lock);
 	spin_lock(&off->lock);
-	WARN_ON_ONCE(b->state != HZRAM_BATCH_KERNEL);
+	WARN_ON_ONCE(b->state != HZRAM_BATCH_KERNEL || b->recomp);
 	b->state = HZRAM_BATCH_FREE;
 	b->nr = 0;
 	b->read = false;
@@ -249,8 +249,9 @@ void hzram_batch_store(struct hzram_offload *off, struct hzram_batch *b,
 			memcpy(&rec, &recs[i], sizeof(rec));
 			barrier();
 			r = &rec;
+			/* A zstd frame is a recompression batch's only. */
 			if (hzram_page_record_check(&rec, cap) !=
-			    HZRAM_RECORD_OK) {
+			    HZRAM_RECORD_OK || rec.kind == HZRAM_PAGE_ZSTD) {
 				hzram_offload_count(hz, HZRAM_OFF_REJECTED);
 				r = NULL;
 			}
@@ -283,6 +284,9 @@ static void hzram_batch_open(struct hzram_offload *off)
 	unsigned int i;
 
 	lockdep_assert_held(&off->lock);
+	/* A helper that died or is detaching fetches nothing more. */
+	if (off->unlinked)
+		return;
 	for (i = 0; i < off->nr_batches; i++) {
 		struct hzram_batch *b = &off->batches[i];
 
@@ -428,6 +432,51 @@ static void hzram_batch_take_back(struct hzram_offload *off,
 	b->state = HZRAM_BATCH_KERNEL;
 }
 
+/**
+ * hzram_batch_reclaim() - take READY or HELPER batch @b back now
+ * @off: the helper
+ * @b: the batch
+ * @reason: HZRAM_OFF_KERNEL_* for what the module compresses of it
+ *
+ * Takes it back and stores it (a recompression batch: DONE, for its
+ * writer), if it is READY or HELPER; else does nothing: its commit or
+ * another take-back came first. Not while stopping (the stop takes
+ * everything back), nor once detached.
+ */
+void hzram_batch_reclaim(struct hzram_offload *off, struct hzram_batch *b,
+			 int reason)
+{
+	bool taken;
+
+	mutex_lock(&off->mutex);
+	spin_lock(&off->lock);
+	taken = off->hz && off->active && (b->state == HZRAM_BATCH_READY ||
+					    b->state == HZRAM_BATCH_HELPER);
+	if (taken)
+		hzram_batch_take_back(off, b);
+	spin_unlock(&off->lock);
+	if (taken)
+		hzram_batch_store(off, b, NULL, reason);
+	mutex_unlock(&off->mutex);
+}
+
+/*
+ * The helper is leaving (it died, detached, or closed its file): take
+ * every batch it holds or has not fetched back at once, rather than at
+ * its time-out. Its detach may wait for init_lock a long time (a
+ * recompress holds it while it waits for its own batches, which this
+ * gives back too), and the reads in read batches would wait with it.
+ * off->unlinked is set: no batch is opened or sent from here on.
+ */
+void hzram_offload_take_all(struct hzram_offload *off)
+{
+	unsigned int i;
+
+	for (i = 0; i < off->nr_batches; i++)
+		hzram_batch_reclaim(off, &off->batches[i],
+				    HZRAM_OFF_KERNEL_GONE);
+}
+
 /*
  * The monitor's round: take back the batches the helper kept past
  * offload_timeout_ms (READY ones too: it did not fetch them). Not while
@@ -558,8 +607,9 @@ void hzram_offload_stop(struct hzram *hz)
 			spin_unlock(&off->lock);
 			continue;
 		}
-		WARN_ON_ONCE(b->state != HZRAM_BATCH_READY &&
-			     b->state != HZRAM_BATCH_HELPER);
+		/* A recompression's writer holds init_lock: none here. */
+		WARN_ON_ONCE((b->state != HZRAM_BATCH_READY &&
+			      b->state != HZRAM_BATCH_HELPER) || b->recomp);
 		hzram_batch_take_back(off, b);
 		spin_unlock(&off->lock);
 		hzram_batch_store(off, b, NULL, HZRAM_OFF_KERNEL_GONE);

@@ -189,6 +189,9 @@ void hzram_batch_store(struct hzram_offload *off, struct hzram_batch *b,
 		       const void *slot, int reason);
 int hzram_batch_hand_out(struct hzram_offload *off, struct hzram_batch *b);
 void hzram_offload_take_late(struct hzram_offload *off);
+void hzram_batch_reclaim(struct hzram_offload *off, struct hzram_batch *b,
+			 int reason);
+void hzram_offload_take_all(struct hzram_offload *off);
 void hzram_rtt_count(struct hzram *hz, ktime_t handed);
 unsigned int hzram_offload_min_pages(struct hzram_offload *off);
 struct hzram_offload *hzram_offload_alloc(unsigned int batch_pages);

@@ -69,7 +69,7 @@ void hzram_offload_dispatch(struct hzram_offload *off)
 	__must_hold(&off->lock)
 {
 	lockdep_assert_held(&off->lock);
-	while (off->active && !list_empty(&off->ready) &&
+	while (off->active && !off->unlinked && !list_empty(&off->ready) &&
 	       !list_empty(&off->fetchers)) {
 		struct hzram_batch *b = list_first_entry(&off->ready,
 						struct hzram_batch, node);
@@ -199,6 +199,8 @@ static void hzram_offload_monitor_fn(struct work_struct *work)
 		off->unlinked = true;
 		hzram_offload_fail_fetches(off, -ECANCELED);
 		spin_unlock(&off->lock);
+		/* What it held, back now: its detach may wait a while. */
+		hzram_offload_take_all(off);
 		mutex_lock(&hzram_offload_mutex);
 		hzram_offload_count_death(off);
 		hzram_offload_detach_locked(off, -ECANCELED);
@@ -296,7 +298,9 @@ static int hzram_offload_commit(struct hzram_offload *off,
 	hzram_offload_count(off->hz, b->read ? HZRAM_OFF_READ_BATCHES :
 				b->recomp ? HZRAM_OFF_RECOMP_BATCHES :
 				HZRAM_OFF_BATCHES);
-	hzram_rtt_count(off->hz, b->handed);
+	/* Write and read round trips: a zstd batch's would swamp them. */
+	if (!b->recomp)
+		hzram_rtt_count(off->hz, b->handed);
 	if (b->read)
 		hzram_ns_average(&off->hz->read_ns_helper,
 				 ktime_get_ns() - b->created, b->nr);
@@ -435,10 +439,20 @@ static long hzram_ctl_detach(struct file *file)
 	if (!off)
 		return -ENXIO;
 	mutex_lock(&hzram_offload_mutex);
-	if (READ_ONCE(off->unlinked))
+	if (READ_ONCE(off->unlinked)) {
 		ret = -ENODEV;
-	else
+	} else {
+		/*
+		 * Nothing more for it, and what it holds back at once: the
+		 * detach may wait for a recompress, which waits for its
+		 * batches.
+		 */
+		spin_lock(&off->lock);
+		off->unlinked = true;
+		spin_unlock(&off->lock);
+		hzram_offload_take_all(off);
 		hzram_offload_detach_locked(off, -ECANCELED);
+	}
 	mutex_unlock(&hzram_offload_mutex);
 	return ret;
 }
@@ -523,6 +537,11 @@ static int hzram_ctl_release(struct inode *inode, struct file *file)
 	off->unlinked = true;
 	spin_unlock(&off->lock);
 	cancel_delayed_work_sync(&off->monitor);
+	/*
+	 * Nothing can commit now: what it held, back at once. The detach
+	 * below may wait for a recompress, which waits for its batches.
+	 */
+	hzram_offload_take_all(off);
 	mutex_lock(&hzram_offload_mutex);
 	/* Killed with no FETCH queued: the exit closes the file first. */
 	if (hzram_offload_task_dead(off))

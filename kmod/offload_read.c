@@ -192,7 +192,7 @@ static struct hzram_batch *hzram_batch_take_read(struct hzram_offload *off)
 	unsigned int i;
 
 	lockdep_assert_held(&off->lock);
-	if (!off->active || !off->decode)
+	if (!off->active || !off->decode || off->unlinked)
 		return NULL;
 	for (i = 0; i < off->nr_batches; i++) {
 		struct hzram_batch *b = &off->batches[i];

@@ -55,6 +55,7 @@ struct hzram_recomp_run {
 				 * reach */
 	struct hzram_batch *out[HZRAM_RECOMP_BATCHES];
 	unsigned int nr_out, max_out;
+	u64 staged;		/* pages in the batches out */
 };
 
 /* Take a FREE batch (CLOSED, its writer's), or NULL. */
@@ -64,7 +65,7 @@ static struct hzram_batch *hzram_recomp_take(struct hzram_offload *off)
 	unsigned int i;
 
 	spin_lock(&off->lock);
-	for (i = 0; off->active && i < off->nr_batches; i++) {
+	for (i = 0; off->active && !off->unlinked && i < off->nr_batches; i++) {
 		if (off->batches[i].state != HZRAM_BATCH_FREE)
 			continue;
 		b = &off->batches[i];
@@ -110,27 +111,26 @@ static void hzram_recomp_send(struct hzram_offload *off, struct hzram_batch *b)
 }
 
 /*
- * Stage chosen pages into CLOSED batch @b until it is full, none is left
- * or *@max_pages are staged. Return: 0, -EIO (a page does not decode) or
- * -EINTR (a fatal signal).
+ * Stage chosen pages into CLOSED batch @b until it is full, none is left,
+ * or the pages out would be *@max_pages (which counts the pages tried,
+ * as they come back). Return: 0, -EIO (a page does not decode) or -EINTR
+ * (a fatal signal).
  */
 static int hzram_recomp_fill(struct hzram_recomp_run *r, struct hzram_batch *b,
-			     u64 *max_pages)
+			     u64 max_pages)
 {
 	struct hzram_offload *off = r->off;
 	u32 index;
 	int ret;
 
-	while (b->nr < off->batch_pages && *max_pages &&
+	while (b->nr < off->batch_pages && r->staged + b->nr < max_pages &&
 	       hzram_pp_pop(r->pp, &index)) {
 		ret = hzram_recomp_stage(r->hz, index, r->threshold,
 				hzram_cell_page(off, hzram_cell(off, b, b->nr)));
 		if (ret < 0)
 			return ret;
-		if (ret) {
+		if (ret)
 			b->index[b->nr++] = index;
-			(*max_pages)--;
-		}
 		if (fatal_signal_pending(current))
 			return -EINTR;
 		cond_resched();
@@ -163,9 +163,11 @@ static bool hzram_recomp_any_done(struct hzram_recomp_run *r)
 
 /*
  * Wait until one of the run's batches is DONE, taking late ones back at
- * their deadlines; take it out of the run.
+ * their deadlines, and every one back at once on a fatal signal (*@err
+ * -EINTR); take it out of the run.
  */
-static struct hzram_batch *hzram_recomp_wait(struct hzram_recomp_run *r)
+static struct hzram_batch *hzram_recomp_wait(struct hzram_recomp_run *r,
+					     int *err)
 {
 	struct hzram_offload *off = r->off;
 	unsigned int i;
@@ -189,9 +191,17 @@ static struct hzram_batch *hzram_recomp_wait(struct hzram_recomp_run *r)
 			if (time_before(r->out[i]->deadline, deadline))
 				deadline = r->out[i]->deadline;
 		timeout = max((long)(deadline - jiffies) + 1, 1L);
-		if (!wait_event_timeout(off->wq, hzram_recomp_any_done(r),
-					timeout))
+		timeout = wait_event_killable_timeout(off->wq,
+				hzram_recomp_any_done(r), timeout);
+		if (!timeout) {
 			hzram_offload_take_late(off);
+		} else if (timeout < 0) {
+			/* Killed: nothing more waited for. */
+			*err = -EINTR;
+			for (i = 0; i < r->nr_out; i++)
+				hzram_batch_reclaim(off, r->out[i],
+						    HZRAM_OFF_KERNEL_GONE);
+		}
 	}
 }
 
@@ -226,10 +236,11 @@ static bool hzram_recomp_verify(struct hzram_recomp_run *r,
 
 /*
  * Keep what came back in DONE batch @b, recompress here what did not,
- * and free the batch. After an error (*@err), pages are only let go.
+ * and free the batch; *@max_pages drops by the pages tried (those still
+ * chosen). After an error (*@err), pages are only let go.
  */
 static void hzram_recomp_finish(struct hzram_recomp_run *r,
-				struct hzram_batch *b, int *err)
+				struct hzram_batch *b, u64 *max_pages, int *err)
 {
 	struct hzram_offload *off = r->off;
 	struct hzram *hz = r->hz;
@@ -252,21 +263,29 @@ static void hzram_recomp_finish(struct hzram_recomp_run *r,
 			barrier();
 		}
 		if (hzram_recomp_verify(r, &rec, data, page)) {
-			hzram_offload_count(hz, HZRAM_OFF_RECOMP_HELPER);
-			hzram_recomp_install(hz, index, r->prio, r->threshold,
-					     r->last, r->obj, rec.length);
+			ret = hzram_recomp_install(hz, index, r->prio,
+						   r->threshold, r->last,
+						   r->obj, rec.length);
+			if (ret)
+				hzram_offload_count(hz, HZRAM_OFF_RECOMP_HELPER);
 		} else if (*err) {
 			hzram_pp_unmark(hz, index);
+			ret = 0;
 		} else {
-			hzram_offload_count(hz, HZRAM_OFF_RECOMP_KERNEL);
 			ret = hzram_recompress_slot(hz, index, r->prio,
 						    r->threshold, r->last,
 						    r->buf);
 			if (ret < 0)
 				*err = ret;
+			else if (ret)
+				hzram_offload_count(hz, HZRAM_OFF_RECOMP_KERNEL);
 		}
+		/* Pages not tried (no longer chosen) are not counted. */
+		if (ret > 0)
+			(*max_pages)--;
 		cond_resched();
 	}
+	r->staged -= b->nr;
 	hzram_recomp_free(off, b);
 }
 
@@ -326,23 +345,25 @@ int hzram_offload_recompress(struct hzram *hz, struct hzram_pp *pp, u32 prio,
 		return 0;	/* the caller recompresses them all */
 	for (;;) {
 		while (!err && r.helper_ok && r.nr_out < r.max_out &&
-		       *max_pages && pp->count) {
+		       r.staged < *max_pages && pp->count) {
 			b = hzram_recomp_take(r.off);
 			if (!b)
 				break;
 			b->level = r.level;
-			err = hzram_recomp_fill(&r, b, max_pages);
+			err = hzram_recomp_fill(&r, b, *max_pages);
 			if (err)
 				hzram_recomp_unmark(&r, b);
 			if (err || !b->nr) {
 				hzram_recomp_free(r.off, b);
 				break;
 			}
+			r.staged += b->nr;
 			hzram_recomp_send(r.off, b);
 			r.out[r.nr_out++] = b;
 		}
 		if (r.nr_out) {
-			hzram_recomp_finish(&r, hzram_recomp_wait(&r), &err);
+			b = hzram_recomp_wait(&r, &err);
+			hzram_recomp_finish(&r, b, max_pages, &err);
 			continue;
 		}
 		if (err || !r.helper_ok || !*max_pages ||

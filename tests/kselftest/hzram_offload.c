@@ -1519,7 +1519,7 @@ static void *recompress_fn(void *arg)
 /*
  * A device whose recompression algorithm is zstd at level 5, with a
  * helper that compresses and recompresses, and @n pages of text written
- * through it, all idle.
+ * through it, all idle; without @h, no helper, the pages written.
  */
 static int recomp_device(struct helper *h, int *id, int *fd, uint8_t *model, size_t n)
 {
@@ -1542,16 +1542,16 @@ static int recomp_device(struct helper *h, int *id, int *fd, uint8_t *model, siz
 		ret = attr_write(*id, "algorithm_params", "priority=1 level=5");
 	if (!ret)
 		ret = attr_write(*id, "disksize", "4M");
-	if (!ret)
+	if (!ret && h)
 		ret = helper_attach_features(h, *id, HZRAM_FEAT_COMPRESS | HZRAM_FEAT_RECOMPRESS);
-	if (!ret && h->a.features != (HZRAM_FEAT_COMPRESS | HZRAM_FEAT_RECOMPRESS))
+	if (!ret && h && h->a.features != (HZRAM_FEAT_COMPRESS | HZRAM_FEAT_RECOMPRESS))
 		ret = -EPROTO;
 	if (!ret) {
 		*fd = dev_open(*id, O_RDWR | O_DIRECT);
 		ret = *fd < 0 ? *fd : 0;
 	}
 	if (!ret)
-		ret = put_through_helper(h, *fd, model, n, 21);
+		ret = h ? put_through_helper(h, *fd, model, n, 21) : put(*fd, model, 0, n, 21);
 	if (!ret)
 		ret = attr_write(*id, "idle", "all");
 	return ret;
@@ -1674,6 +1674,220 @@ TEST(recompress_batch_taken_back)
 	EXPECT_EQ(0, intact(fd = dev_open(id, O_RDWR | O_DIRECT), model, 1024));
 	close(fd);
 	helper_close(&h);
+	free(model);
+	EXPECT_EQ(0, hot_remove(id));
+}
+
+/* Serve recompression batches right until @r is done. */
+static int serve_recompression(struct helper *h, struct recompressor *r, uint64_t *pages)
+{
+	int b, ret = 0;
+
+	*pages = 0;
+	while (!ret && (b = helper_fetch(h, 300)) != -ENODEV) {
+		if (b < 0) {
+			if (!pthread_tryjoin_np(r->thread, NULL))
+				return 0;
+			continue;
+		}
+		if (helper_desc(h, b)->op != HZRAM_OP_RECOMPRESS)
+			return -EPROTO;
+		*pages += helper_desc(h, b)->nr_pages;
+		helper_recompress(h, b, Z_GOOD);
+		ret = helper_commit(h, b, 0, helper_desc(h, b)->seq);
+	}
+	pthread_join(r->thread, NULL);
+	return ret;
+}
+
+static uint64_t recomp_tried(int id)
+{
+	uint64_t rs[HZRAM_RECOMP_NR_FIELDS];
+
+	return attr_read_u64s(id, "recomp_stat", rs, HZRAM_RECOMP_NR_FIELDS) ==
+	       HZRAM_RECOMP_NR_FIELDS ? rs[HZRAM_RECOMP_TRIED] : ~0ull;
+}
+
+/*
+ * Pages changed while their batch is out: one overwritten, one discarded,
+ * one read. The helper's frames of those three are not kept (the first
+ * two would bring back the old data, the third is no longer idle), nor
+ * counted as recompressed or tried; the others are. Then max_pages: a
+ * recompress of at most 10 pages sends 10 and tries 10.
+ */
+TEST(recompression_beside_writes_discards_and_reads)
+{
+	uint64_t range[2] = { 2 * PAGE, PAGE }, v[HZRAM_OFF_NR_FIELDS], pages;
+	struct recompressor r = { .how = "type=idle" };
+	uint8_t *model = page_alloc(1024), *got = page_alloc(1);
+	struct helper h;
+	int b, fd, id;
+
+	ASSERT_NE(NULL, model);
+	ASSERT_NE(NULL, got);
+	ASSERT_EQ(0, recomp_device(&h, &id, &fd, model, BATCH));
+	r.id = id;
+	ASSERT_EQ(0, pthread_create(&r.thread, NULL, recompress_fn, &r));
+	b = helper_fetch(&h, 10000);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(BATCH, helper_desc(&h, b)->nr_pages);
+	helper_recompress(&h, b, Z_GOOD);
+	/* Served by the helper: staged, as any write while it is attached. */
+	text_fill(model + PAGE, PAGE, 77);
+	ASSERT_EQ(0, pio(fd, model + PAGE, PAGE, PAGE, 1));
+	ASSERT_EQ(0, ioctl(fd, BLKDISCARD, range));
+	memset(model + 2 * PAGE, 0, PAGE);
+	ASSERT_EQ(0, pio(fd, got, PAGE, 3 * PAGE, 0));
+	ASSERT_EQ(0, helper_commit(&h, b, 0, helper_desc(&h, b)->seq));
+	pthread_join(r.thread, NULL);
+	EXPECT_EQ(0, r.ret);
+	ASSERT_EQ(0, off_stat(id, v));
+	EXPECT_EQ(BATCH - 3, v[HZRAM_OFF_RECOMP_HELPER]);
+	EXPECT_EQ(0, v[HZRAM_OFF_RECOMP_KERNEL]);
+	EXPECT_EQ(BATCH - 3, recomp_tried(id));
+	/* The overwrite's batch, to the helper, then stored. */
+	while ((b = helper_fetch(&h, 300)) >= 0) {
+		helper_encode(&h, b, GOOD);
+		ASSERT_EQ(0, helper_commit(&h, b, 0, helper_desc(&h, b)->seq));
+	}
+	EXPECT_EQ(0, intact(fd, model, 1024));
+
+	/* Fresh pages, at most 10 of them. */
+	ASSERT_EQ(0, put_through_helper(&h, fd, model, BATCH, 31));
+	ASSERT_EQ(0, attr_write(id, "idle", "all"));
+	r.how = "type=idle max_pages=10";
+	ASSERT_EQ(0, pthread_create(&r.thread, NULL, recompress_fn, &r));
+	ASSERT_EQ(0, serve_recompression(&h, &r, &pages));
+	EXPECT_EQ(0, r.ret);
+	EXPECT_EQ(10, pages);
+	EXPECT_EQ(BATCH - 3 + 10, recomp_tried(id));
+	EXPECT_EQ(0, intact(fd, model, 1024));
+	close(fd);
+	helper_close(&h);
+	free(model);
+	free(got);
+	EXPECT_EQ(0, hot_remove(id));
+}
+
+/*
+ * The writer of recompress killed while the helper holds its batch
+ * (offload_timeout_ms 60 s): it is gone at once, its batch taken back
+ * and its pages no longer chosen: the next recompress sends them all.
+ */
+TEST(recompress_writer_killed)
+{
+	uint8_t *model = page_alloc(1024);
+	struct recompressor r = { .how = "type=idle" };
+	struct timespec t0, t1;
+	const size_t n = 3 * BATCH;
+	int b, fd, id, status;
+	uint64_t pages;
+	struct helper h;
+	pid_t pid;
+
+	ASSERT_NE(NULL, model);
+	ASSERT_EQ(0, recomp_device(&h, &id, &fd, model, n));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(attr_write(id, "recompress", "type=idle") ? 1 : 0);
+	b = helper_fetch(&h, 10000);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(HZRAM_OP_RECOMPRESS, helper_desc(&h, b)->op);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	EXPECT_TRUE(WIFSIGNALED(status));
+	EXPECT_GT(5, t1.tv_sec - t0.tv_sec) TH_LOG("the killed writer took %ld s",
+						  (long)(t1.tv_sec - t0.tv_sec));
+	helper_recompress(&h, b, Z_GOOD);
+	EXPECT_EQ(-ESTALE, helper_commit(&h, b, 0, helper_desc(&h, b)->seq));
+	EXPECT_EQ(0, recomp_tried(id));
+	/* The other batch sent, not fetched: taken back too. */
+	EXPECT_EQ(-ETIME, helper_fetch(&h, 200));
+	ASSERT_EQ(0, attr_write(id, "idle", "all"));
+	r.id = id;
+	ASSERT_EQ(0, pthread_create(&r.thread, NULL, recompress_fn, &r));
+	ASSERT_EQ(0, serve_recompression(&h, &r, &pages));
+	EXPECT_EQ(0, r.ret);
+	EXPECT_EQ(n, pages);
+	EXPECT_EQ(n, recomp_tried(id));
+	EXPECT_EQ(0, intact(fd, model, 1024));
+	close(fd);
+	helper_close(&h);
+	free(model);
+	EXPECT_EQ(0, hot_remove(id));
+}
+
+/*
+ * The helper (compress, decode, recompress) is killed while it holds a
+ * recompression batch and a read batch, offload_timeout_ms 60 s: both
+ * are taken back as its death is seen, not at the time-out. The read
+ * completes at once, though the detach waits for recompress (which holds
+ * init_lock), and recompress ends, doing the rest itself.
+ */
+TEST(helper_killed_holding_recompression_and_read)
+{
+	const uint32_t all = HZRAM_FEAT_COMPRESS | HZRAM_FEAT_DECOMPRESS | HZRAM_FEAT_RECOMPRESS;
+	struct recompressor r = { .how = "type=idle" };
+	uint8_t *model = page_alloc(1024);
+	uint64_t v[HZRAM_OFF_NR_FIELDS];
+	struct timespec t0, t1;
+	int fd, id, up[2], status;
+	struct reader rd;
+	pid_t pid;
+	char c;
+
+	ASSERT_NE(NULL, model);
+	ASSERT_EQ(0, recomp_device(NULL, &id, &fd, model, 4 * BATCH));
+	/* The pages were written before: no checksums to check reads by. */
+	ASSERT_EQ(0, attr_write(id, "offload_verify", "0"));
+	ASSERT_EQ(0, attr_write(id, "offload", "on"));
+	ASSERT_EQ(0, attr_write(id, "offload_read_min_pages", "16"));
+	ASSERT_EQ(0, pipe(up));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct helper h;
+		int got = 0, b;
+
+		if (helper_attach_features(&h, id, all) || h.a.features != all ||
+		    write(up[1], "a", 1) != 1)
+			_exit(1);
+		/* Hold one batch of each kind. */
+		while (got != 3 && (b = helper_fetch(&h, 10000)) >= 0)
+			got |= helper_desc(&h, b)->op == HZRAM_OP_RECOMPRESS ? 1 :
+			       helper_desc(&h, b)->op == HZRAM_OP_DECOMPRESS ? 2 : 0;
+		if (got != 3 || write(up[1], "b", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(up[0], &c, 1));
+	r.id = id;
+	ASSERT_EQ(0, pthread_create(&r.thread, NULL, recompress_fn, &r));
+	ASSERT_EQ(0, reader_start(&rd, fd, 3 * BATCH, BATCH / 2));
+	ASSERT_EQ(1, read(up[0], &c, 1));
+	ASSERT_EQ('b', c);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, reader_end(&rd, model));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	EXPECT_GT(5, t1.tv_sec - t0.tv_sec) TH_LOG("the read took %ld s after the kill",
+						  (long)(t1.tv_sec - t0.tv_sec));
+	pthread_join(r.thread, NULL);
+	EXPECT_EQ(0, r.ret);
+	ASSERT_EQ(0, off_stat(id, v));
+	EXPECT_EQ(1, v[HZRAM_OFF_DEATHS]);
+	EXPECT_EQ(0, v[HZRAM_OFF_TIMEOUTS]);
+	EXPECT_LT(0, v[HZRAM_OFF_READ_KERNEL]);
+	EXPECT_LT(0, recomp_tried(id));
+	EXPECT_EQ(0, intact(fd, model, 1024));
+	close(fd);
+	close(up[0]);
+	close(up[1]);
 	free(model);
 	EXPECT_EQ(0, hot_remove(id));
 }

@@ -179,5 +179,100 @@ test_staged_swap_out_allocates_as_a_swap_out() {
 	rmmod hzram
 }
 
-ktap_main test_swap_with_hzramd_killed_and_restarted \
-	test_staged_swap_out_allocates_as_a_swap_out
+HZSETUP=(env LD_LIBRARY_PATH="$HERE/hzram-setup/lib" "$HERE/hzram-setup/hzram-setup")
+
+# The second tier under swap pressure: hzram-setup sets hzram0 up as swap
+# from /etc/hzram.conf, with zstd to recompress pages idle a second and
+# the guest's scratch disk (/dev/vdb, outside its memory) as the backing
+# device for pages idle two seconds, no daily limit; hzram-setup
+# --maintain runs every second while a verifying pass moves three times
+# the guest's memory through swap, every page out and back (on the debug
+# kernel 48 MiB more than MemAvailable, only what does not fit). Pages
+# are recompressed and written back while they are swapped out and in;
+# no OOM kill, no failed I/O, every word verified, what the program
+# left freed (blocks on the backing device too). With HZRAMD 1, hzramd
+# serves the device: it compresses the swap-outs and recompresses.
+second_tier_under_swap() {
+	local mem_mib want over reverse= pid mpid rc=0 runs=0 hz=$1
+	mem_mib=$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo)
+	want=$((mem_mib * 3)) over=$((mem_mib * 2))
+	if [ "$SLOW" = 1 ]; then
+		want=$(( $(awk '/MemAvailable/ {print int($2 / 1024)}' /proc/meminfo) + 48 ))
+		over=32 reverse=-r
+	fi
+	modprobe hzram num_devices=1
+	DEV=hzram0
+	mpid=
+	trap '[ -z "$mpid" ] || { kill $mpid; wait $mpid; } 2>/dev/null || true
+		swapoff /dev/hzram0 2>/dev/null || true
+		[ -z "${HZRAMD_PID:-}" ] || kill -KILL "$HZRAMD_PID" 2>/dev/null || true
+		echo 1 2>/dev/null >/sys/block/hzram0/reset || true
+		rm -f /etc/hzram.conf; rmmod hzram 2>/dev/null || true' EXIT
+	mkdir -p /etc
+	cat >/etc/hzram.conf <<-EOC
+		[hzram0]
+		zram-size = $((want + 256))
+		compression-algorithm = lz4 zstd
+		swap-priority = 100
+		writeback-device = /dev/vdb
+		writeback-idle-age = 2
+		recompress-idle-age = 1
+	EOC
+	: >$LOG
+	if [ "$hz" = 1 ]; then
+		start_hzramd
+		[ "$SLOW" = 0 ] || echo 50000 >/sys/block/hzram0/offload_flush_us
+	fi
+	"${HZSETUP[@]}" || fail "hzram-setup failed"
+	grep -q '^/dev/hzram0 ' /proc/swaps || fail "hzram-setup did not swap on hzram0"
+	expect_eq "$(cat /sys/block/hzram0/backing_dev)" /dev/vdb "backing_dev"
+	(
+		while :; do
+			"${HZSETUP[@]}" --maintain >>/tmp/maintain.log 2>&1 || echo "FAILED" >>/tmp/maintain.log
+			sleep 1
+		done
+	) &
+	mpid=$!
+	echo "guest memory ${mem_mib} MiB; allocating ${want} MiB, hzramd $hz"
+	swap_verify $reverse "$want" 1 || rc=$?
+	kill $mpid
+	wait $mpid 2>/dev/null || true
+	mpid=
+	runs=$(grep -c 'maintained: ' /tmp/maintain.log || true)
+	echo "maintenance runs $runs; last: $(grep 'maintained: ' /tmp/maintain.log | tail -n 1)"
+	echo "bd_stat $(cat /sys/block/hzram0/bd_stat); recomp_stat $(cat /sys/block/hzram0/recomp_stat)"
+	echo "mm_stat $(cat /sys/block/hzram0/mm_stat); io_stat $(cat /sys/block/hzram0/io_stat)"
+	echo "offload_stat $(cat /sys/block/hzram0/offload_stat)"
+	dmesg | grep -iE 'out of memory|oom-kill|killed process' && fail "OOM killer ran"
+	grep -q FAILED /tmp/maintain.log && fail "hzram-setup --maintain failed: $(grep -B3 FAILED /tmp/maintain.log | head)"
+	expect_eq "$rc" 0 "swap_verify exit status"
+	expect_eq "$(io_field hzram0 1)$(io_field hzram0 2)" 00 "failed I/O in io_stat"
+	[ "$runs" -gt 0 ] || fail "no maintenance run finished"
+	[ "$(awk '{ print $3 }' /sys/block/hzram0/bd_stat)" -gt 0 ] || fail "no page written back"
+	[ "$(awk '{ print $2 }' /sys/block/hzram0/bd_stat)" -gt 0 ] || fail "no page read from the backing device"
+	[ "$(awk '{ print $3 }' /sys/block/hzram0/recomp_stat)" -gt 0 ] || fail "no page recompressed"
+	if [ "$hz" = 1 ]; then
+		[ "$(off_field 4)" -gt 0 ] || fail "no page went through hzramd"
+		kill -0 $HZRAMD_PID || fail "hzramd is gone: $(tail -n 3 $LOG)"
+	fi
+	expect_freed "$over"
+	swapoff /dev/hzram0
+	# What is left (the swap area's header, written back once idle) goes
+	# with a discard of the whole device, its blocks with it.
+	blkdiscard -f /dev/hzram0 2>/dev/null
+	expect_eq "$(awk '{ print $1 }' /sys/block/hzram0/bd_stat) $(mm_field hzram0 1)" "0 0" \
+		"blocks held and orig_data_size after swapoff and a discard"
+	[ "$hz" = 0 ] || stop_hzramd
+	echo 1 >/sys/block/hzram0/reset
+	rm -f /etc/hzram.conf /tmp/maintain.log
+	rmmod hzram
+}
+test_swap_second_tier() { second_tier_under_swap 0; }
+test_swap_second_tier_with_hzramd() { second_tier_under_swap 1; }
+
+if [ $# -gt 0 ]; then
+	ktap_main "$@"
+else
+	ktap_main test_swap_with_hzramd_killed_and_restarted \
+		test_staged_swap_out_allocates_as_a_swap_out
+fi

@@ -631,6 +631,57 @@ test_writeback_failed_writes() {
 	expect_eq "$(devhash $h)" "$(imghash $h)" "data after the failed writes"
 }
 
+# dmsetup without udev: it makes /dev/mapper's nodes itself.
+dms() {
+	DM_DISABLE_UDEV=1 dmsetup --noudevsync "$@"
+}
+
+# The backing device fails (dm-flakey over a loop device, switched in and
+# out with a table reload: while it is in, every read and write fails): a
+# read of a written-back page fails with EIO and is counted, and its page
+# is not lost; pages in memory read as written; a writeback fails and
+# leaves its pages in memory, with their blocks released. Once the device
+# is back, every page reads as written.
+test_writeback_device_faults() {
+	local h sectors=$((16 << 11)) linear flakey
+	DEVS='' LOOPS=''
+	modprobe dm-flakey 2>/dev/null || skip "no dm-flakey in this kernel"
+	mkloop fl $((16 << 20))
+	# The device first (it lets the dm device go), then dm (it lets the
+	# loop device go), then the loop device.
+	trap 'for d in $DEVS; do remove_dev $d || true; done; DEVS=
+		dms remove hzflaky 2>/dev/null || true; cleanup' EXIT
+	linear="0 $sectors linear ${LOOP[fl]} 0"
+	flakey="0 $sectors flakey ${LOOP[fl]} 0 0 1"	# up 0 s, down 1 s: always down
+	dms create hzflaky --table "$linear"
+	add_dev h hzram
+	init_dev $h /dev/mapper/hzflaky
+	truncate -s $SIZE /tmp/wb-img.$h
+	put $h 0 16 /tmp/text
+	put $h 16 8 /tmp/random
+	echo page_indexes=0-7 >/sys/block/$h/writeback
+	expect_eq "$(bd $h)" "$(bdis 8 0 8)" "bd_stat after writing 8 pages back"
+	dms load hzflaky --table "$flakey"
+	dms resume hzflaky
+	if get $h 3 2>/dev/null; then
+		fail "a written-back page read without error from a failing device"
+	fi
+	expect_eq "$(io_field $h 1)" 1 "failed reads"
+	[[ "$(flags $h 3)" == *w* ]] || fail "page 3 not written back after the failed read: $(flags $h 3)"
+	get $h 10 || fail "a page in memory did not read"
+	if echo page_indexes=8-15 >/sys/block/$h/writeback 2>/dev/null; then
+		fail "writeback to a failing device succeeded"
+	fi
+	expect_eq "$(nsel $h '$3 ~ /w/') $(bd $h 1)" "8 8" "pages and blocks written back after the failed writeback"
+	# Written back or not, a page counts in orig_data_size, as in zram.
+	expect_eq "$(mm $h 1) $(mm $h 8)" "$((24 * 4096)) 8" \
+		"orig_data_size, huge_pages after the failed writeback"
+	dms load hzflaky --table "$linear"
+	dms resume hzflaky
+	expect_eq "$(devhash $h)" "$(imghash $h)" "data once the device is back"
+	expect_eq "$(io_field $h 1)" 1 "failed reads once the device is back"
+}
+
 # As swap: pages swapped out, written back, then swapped in again from the
 # backing device, each checked (tests/kselftest/swap_verify.c).
 test_writeback_swapped_pages() {
@@ -827,5 +878,6 @@ else
 	ktap_main test_writeback_as_zram_does test_writeback_hzram \
 		test_writeback_with_hzramd test_writeback_bad_blocks \
 		test_writeback_failed_writes test_writeback_swapped_pages \
-		test_writeback_to_a_file test_writeback_to_file_extents
+		test_writeback_to_a_file test_writeback_to_file_extents \
+		test_writeback_device_faults
 fi

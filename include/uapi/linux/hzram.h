@@ -127,7 +127,8 @@ enum hzram_page_kind {
 };
 
 struct hzram_page_record {
-	__u64 value;	/* SAME: the fill word; RAW, LZ4: byte offset in the arena */
+	__u64 value;	/* SAME: the fill word; RAW, LZ4, ZSTD: byte offset in
+			 * the arena */
 	__u32 length;	/* bytes in the arena: 0 (SAME), HZRAM_PAGE_SIZE (RAW),
 			 * 1..HZRAM_PAGE_SIZE - 1 (LZ4, ZSTD) */
 	__u16 kind;	/* enum hzram_page_kind; 0: not encoded (see below) */
@@ -254,8 +255,11 @@ struct hzram_batch_desc {
 	__u64 seq;		/* this use of the batch: COMMIT repeats it */
 	__u32 nr_pages;		/* pages to encode or decode, 1..batch_pages */
 	__u16 op;		/* enum hzram_batch_op */
-	__s16 level;		/* HZRAM_OP_RECOMPRESS: the zstd level;
-				 * otherwise 0 */
+	union {
+		__s16 level;	/* HZRAM_OP_RECOMPRESS: the zstd level */
+		__u16 flags;	/* the other ops: 0 (its name before
+				 * HZRAM_OP_RECOMPRESS) */
+	};
 	__u64 staging_offset;	/* its first page, from the start of the
 				 * staging arena */
 	__u64 output_offset;	/* its output slot, from the start of the
