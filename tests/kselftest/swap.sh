@@ -185,20 +185,21 @@ HZSETUP=(env LD_LIBRARY_PATH="$HERE/hzram-setup/lib" "$HERE/hzram-setup/hzram-se
 # from /etc/hzram.conf, with zstd to recompress pages idle a second and
 # the guest's scratch disk (/dev/vdb, outside its memory) as the backing
 # device for pages idle two seconds, no daily limit; hzram-setup
-# --maintain runs every second while a verifying pass moves three times
-# the guest's memory through swap, every page out and back (on the debug
-# kernel 48 MiB more than MemAvailable, only what does not fit). Pages
+# --maintain runs every second while a program allocates three times the
+# guest's memory and verifies it in a pass that brings back what went out
+# (swap_verify -r: twice the memory out to swap and back; on the debug
+# kernel 48 MiB more than MemAvailable). Pages
 # are recompressed and written back while they are swapped out and in;
 # no OOM kill, no failed I/O, every word verified, what the program
 # left freed (blocks on the backing device too). With HZRAMD 1, hzramd
 # serves the device: it compresses the swap-outs and recompresses.
 second_tier_under_swap() {
-	local mem_mib want over reverse= pid mpid rc=0 runs=0 hz=$1
+	local mem_mib want over pid mpid rc=0 runs=0 hz=$1
 	mem_mib=$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo)
 	want=$((mem_mib * 3)) over=$((mem_mib * 2))
 	if [ "$SLOW" = 1 ]; then
 		want=$(( $(awk '/MemAvailable/ {print int($2 / 1024)}' /proc/meminfo) + 48 ))
-		over=32 reverse=-r
+		over=32
 	fi
 	modprobe hzram num_devices=1
 	DEV=hzram0
@@ -234,7 +235,7 @@ second_tier_under_swap() {
 	) &
 	mpid=$!
 	echo "guest memory ${mem_mib} MiB; allocating ${want} MiB, hzramd $hz"
-	swap_verify $reverse "$want" 1 || rc=$?
+	swap_verify -r "$want" 1 || rc=$?
 	kill $mpid
 	wait $mpid 2>/dev/null || true
 	mpid=
