@@ -172,7 +172,13 @@ void hzram_batch_put(struct hzram_offload *off, struct hzram_batch *b)
 	WARN_ON_ONCE(b->state != HZRAM_BATCH_CLOSED);
 	b->deadline = jiffies + msecs_to_jiffies(
 			READ_ONCE(off->hz->offp.timeout_ms));
-	if (off->active && b->nr < hzram_offload_min_pages(off)) {
+	/*
+	 * A helper leaving (unlinked) would never fetch it, and nothing
+	 * takes a batch back late from then on: the module's, at once.
+	 */
+	b->gone = off->unlinked;
+	if (off->active &&
+	    (b->gone || b->nr < hzram_offload_min_pages(off))) {
 		b->state = HZRAM_BATCH_KERNEL;
 		list_add_tail(&b->node, &off->kernel_list);
 		queue_work(hzram_offload_wq, &off->kwork);
@@ -194,6 +200,7 @@ void hzram_batch_free(struct hzram_offload *off, struct hzram_batch *b)
 	WARN_ON_ONCE(b->state != HZRAM_BATCH_KERNEL || b->recomp);
 	b->state = HZRAM_BATCH_FREE;
 	b->nr = 0;
+	b->gone = false;
 	b->read = false;
 	b->bio = NULL;
 	wake_up_all(&off->wq);
@@ -351,7 +358,8 @@ bool hzram_offload_stage(struct hzram *hz, u32 index, const void *src,
 		return false;
 	}
 	spin_lock(&off->lock);
-	active = off->active;
+	/* A helper leaving takes nothing more (nor is that lack of room). */
+	active = off->active && !off->unlinked;
 	if (active && !off->open)
 		hzram_batch_open(off);
 	b = active ? off->open : NULL;
@@ -412,7 +420,8 @@ static void hzram_offload_kwork_fn(struct work_struct *work)
 		spin_unlock(&off->lock);
 		if (!b)
 			return;
-		hzram_batch_store(off, b, NULL, HZRAM_OFF_KERNEL_SMALL);
+		hzram_batch_store(off, b, NULL, b->gone ? HZRAM_OFF_KERNEL_GONE :
+					  HZRAM_OFF_KERNEL_SMALL);
 		hzram_delay(HZRAM_DELAY_KWORK);
 	}
 }
@@ -470,8 +479,15 @@ void hzram_batch_reclaim(struct hzram_offload *off, struct hzram_batch *b,
  */
 void hzram_offload_take_all(struct hzram_offload *off)
 {
+	struct hzram_batch *b;
 	unsigned int i;
 
+	/* The open batch closed: its last put makes it the module's. */
+	spin_lock(&off->lock);
+	b = off->active ? hzram_batch_close(off) : NULL;
+	spin_unlock(&off->lock);
+	if (b)
+		hzram_batch_put(off, b);
 	for (i = 0; i < off->nr_batches; i++)
 		hzram_batch_reclaim(off, &off->batches[i],
 				    HZRAM_OFF_KERNEL_GONE);

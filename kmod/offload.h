@@ -13,8 +13,9 @@
  *
  * A batch's state machine. Every change of state happens under off->lock;
  * a batch has exactly one owner in each state, and only its owner moves
- * it out (the stop and the monitor take READY and HELPER batches back
- * under off->mutex, which commits hold too).
+ * it out (the stop, the monitor, and a helper's leaving
+ * (hzram_offload_take_all()) take READY and HELPER batches back under
+ * off->mutex, which commits hold too).
  *
  *   state   owner                       leaves by                  to
  *   FREE    nobody                      a writer opens it          OPEN
@@ -22,13 +23,19 @@
  *   OPEN    off->open; refs: 1, plus    the writer that fills it,  CLOSED
  *           the writers copying in      flush_work, the stop
  *   CLOSED  its refs (writers still     the last ref's put: too    KERNEL
- *           copying; a read's reader)   small while staging
+ *           copying; a read's reader)   small while staging, or
+ *                                       the helper leaving
+ *                                       (unlinked: nothing would
+ *                                       fetch or take it back)
  *                                       otherwise                  READY
  *                                       a read with too few pages  FREE
- *   READY   off->ready                  a FETCH (active only)      HELPER
- *                                       the monitor (late), stop   KERNEL
+ *   READY   off->ready                  a FETCH (active, not       HELPER
+ *                                       unlinked)
+ *                                       the monitor (late), stop,  KERNEL
+ *                                       the helper leaving
  *   HELPER  the helper (desc seq)       COMMIT of that seq,        KERNEL
- *                                       the monitor (late), stop
+ *                                       the monitor (late), stop,
+ *                                       the helper leaving
  *   KERNEL  the context that moved it   stored (and a read's bio   FREE
  *           there; kwork, for those a   ended)
  *           put queued on kernel_list
@@ -110,6 +117,7 @@ struct hzram_batch {
 	atomic_t pending;		/* refs: writers in it, +1 while OPEN
 					 * (its reader, while a read fills it) */
 	u64 seq;			/* of its hand-out to the helper */
+	bool gone;			/* KERNEL: its helper was leaving */
 	unsigned long deadline;		/* jiffies: commit by then */
 	ktime_t handed;			/* when it was handed out */
 	u32 *index;			/* the slot of each cell (a read: the

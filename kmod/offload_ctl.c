@@ -449,6 +449,11 @@ static long hzram_ctl_detach(struct file *file)
 		 */
 		spin_lock(&off->lock);
 		off->unlinked = true;
+		/*
+		 * Its FETCHes now too: nothing would be handed to them, and
+		 * its process may die meanwhile, with no monitor to see it.
+		 */
+		hzram_offload_fail_fetches(off, -ECANCELED);
 		spin_unlock(&off->lock);
 		hzram_offload_take_all(off);
 		hzram_offload_detach_locked(off, -ECANCELED);

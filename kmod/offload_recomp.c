@@ -20,6 +20,11 @@
  * as without a helper; so is every page of a batch taken back late, and
  * after that every page left: the helper is not waited for twice.
  *
+ * A helper that leaves (dies, detaches, closes its file) has every batch
+ * taken back at once (hzram_offload_take_all()), and a batch the writer
+ * sends after that is DONE at once: the writer does the rest itself. The
+ * helper's detach waits for the writer to finish.
+ *
  * The writer holds init_lock for reading and pp_mutex from the first page
  * to the last (recompress_store()), so the device stays initialised, the
  * helper stays linked (hz->off) and staging (hz->off_io, off->active: the
@@ -30,7 +35,8 @@
  * init_lock to detach a helper that died.
  *
  * A recompression batch goes FREE -> CLOSED (its writer fills it) ->
- * READY -> HELPER -> KERNEL -> DONE -> FREE, or CLOSED -> FREE (offload.h).
+ * READY -> HELPER -> KERNEL -> DONE -> FREE, or CLOSED -> FREE, or
+ * CLOSED -> DONE when the helper is leaving (offload.h).
  */
 #include "offload.h"
 
@@ -95,7 +101,11 @@ static void hzram_recomp_free(struct hzram_offload *off, struct hzram_batch *b)
 	spin_unlock(&off->lock);
 }
 
-/* Hand CLOSED batch @b to the helper: READY, with its deadline. */
+/*
+ * Hand CLOSED batch @b to the helper: READY, with its deadline; or, if
+ * the helper is leaving (it would never fetch it), DONE at once, with no
+ * output.
+ */
 static void hzram_recomp_send(struct hzram_offload *off, struct hzram_batch *b)
 {
 	spin_lock(&off->lock);
@@ -103,9 +113,14 @@ static void hzram_recomp_send(struct hzram_offload *off, struct hzram_batch *b)
 	atomic_set(&b->pending, 0);
 	b->deadline = jiffies +
 		      msecs_to_jiffies(READ_ONCE(off->hz->offp.timeout_ms));
-	b->state = HZRAM_BATCH_READY;
-	list_add_tail(&b->node, &off->ready);
-	hzram_offload_dispatch(off);
+	if (off->unlinked) {
+		b->committed = false;
+		b->state = HZRAM_BATCH_DONE;
+	} else {
+		b->state = HZRAM_BATCH_READY;
+		list_add_tail(&b->node, &off->ready);
+		hzram_offload_dispatch(off);
+	}
 	wake_up_all(&off->wq);
 	spin_unlock(&off->lock);
 }
@@ -197,7 +212,8 @@ static struct hzram_batch *hzram_recomp_wait(struct hzram_recomp_run *r,
 			hzram_offload_take_late(off);
 		} else if (timeout < 0) {
 			/* Killed: nothing more waited for. */
-			*err = -EINTR;
+			if (!*err)
+				*err = -EINTR;
 			for (i = 0; i < r->nr_out; i++)
 				hzram_batch_reclaim(off, r->out[i],
 						    HZRAM_OFF_KERNEL_GONE);
@@ -237,7 +253,8 @@ static bool hzram_recomp_verify(struct hzram_recomp_run *r,
 /*
  * Keep what came back in DONE batch @b, recompress here what did not,
  * and free the batch; *@max_pages drops by the pages tried (those still
- * chosen). After an error (*@err), pages are only let go.
+ * chosen). After an error (*@err), what the helper made is still kept,
+ * and the other pages are only let go.
  */
 static void hzram_recomp_finish(struct hzram_recomp_run *r,
 				struct hzram_batch *b, u64 *max_pages, int *err)

@@ -1521,7 +1521,8 @@ static void *recompress_fn(void *arg)
  * helper that compresses and recompresses, and @n pages of text written
  * through it, all idle; without @h, no helper, the pages written.
  */
-static int recomp_device(struct helper *h, int *id, int *fd, uint8_t *model, size_t n)
+static int recomp_device_at(struct helper *h, int *id, int *fd, uint8_t *model, size_t n,
+			    const char *params)
 {
 	int ret;
 
@@ -1539,7 +1540,7 @@ static int recomp_device(struct helper *h, int *id, int *fd, uint8_t *model, siz
 	if (!ret)
 		ret = attr_write(*id, "recomp_algorithm", "algo=zstd");
 	if (!ret)
-		ret = attr_write(*id, "algorithm_params", "priority=1 level=5");
+		ret = attr_write(*id, "algorithm_params", params);
 	if (!ret)
 		ret = attr_write(*id, "disksize", "4M");
 	if (!ret && h)
@@ -1555,6 +1556,11 @@ static int recomp_device(struct helper *h, int *id, int *fd, uint8_t *model, siz
 	if (!ret)
 		ret = attr_write(*id, "idle", "all");
 	return ret;
+}
+
+static int recomp_device(struct helper *h, int *id, int *fd, uint8_t *model, size_t n)
+{
+	return recomp_device_at(h, id, fd, model, n, "priority=1 level=5");
 }
 
 /*
@@ -1884,6 +1890,135 @@ TEST(helper_killed_holding_recompression_and_read)
 	EXPECT_EQ(0, v[HZRAM_OFF_TIMEOUTS]);
 	EXPECT_LT(0, v[HZRAM_OFF_READ_KERNEL]);
 	EXPECT_LT(0, recomp_tried(id));
+	EXPECT_EQ(0, intact(fd, model, 1024));
+	close(fd);
+	close(up[0]);
+	close(up[1]);
+	free(model);
+	EXPECT_EQ(0, hot_remove(id));
+}
+
+/*
+ * The helper detaches (HZRAM_IOC_DETACH) while it holds a recompression
+ * batch, offload_timeout_ms 60 s: the batch comes back at once, the
+ * recompress does the rest itself, and the detach, which waits for it,
+ * returns within seconds; no time-out.
+ */
+TEST(detach_holding_a_recompression_batch)
+{
+	struct recompressor r = { .how = "type=idle" };
+	uint8_t *model = page_alloc(1024);
+	uint64_t v[HZRAM_OFF_NR_FIELDS];
+	struct timespec t0, t1;
+	struct helper h;
+	int b, fd, id;
+
+	ASSERT_NE(NULL, model);
+	ASSERT_EQ(0, recomp_device(&h, &id, &fd, model, 4 * BATCH));
+	r.id = id;
+	ASSERT_EQ(0, pthread_create(&r.thread, NULL, recompress_fn, &r));
+	b = helper_fetch(&h, 10000);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(HZRAM_OP_RECOMPRESS, helper_desc(&h, b)->op);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, ioctl(h.fd, HZRAM_IOC_DETACH));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	EXPECT_GT(5, t1.tv_sec - t0.tv_sec) TH_LOG("the detach took %ld s",
+						  (long)(t1.tv_sec - t0.tv_sec));
+	pthread_join(r.thread, NULL);
+	EXPECT_EQ(0, r.ret);
+	EXPECT_EQ(-ENODEV, helper_commit(&h, b, 0, helper_desc(&h, b)->seq));
+	ASSERT_EQ(0, off_stat(id, v));
+	EXPECT_EQ(0, v[HZRAM_OFF_TIMEOUTS]);
+	EXPECT_EQ(0, v[HZRAM_OFF_HELPER]);
+	EXPECT_EQ(4 * BATCH, recomp_tried(id));
+	EXPECT_EQ(0, intact(fd, model, 1024));
+	close(fd);
+	helper_close(&h);
+	free(model);
+	EXPECT_EQ(0, hot_remove(id));
+}
+
+/*
+ * A read batch whose reader lets go of it just after the helper is seen
+ * dead (the last put held at a delay point while the helper is killed),
+ * with a recompress under way that delays the detach: the batch goes to
+ * the module at its put, not to a READY list nobody serves, and the read
+ * ends at once rather than with the recompress.
+ */
+/* For the slow tests below: their own limit, nothing else. */
+FIXTURE(slow) {
+	int unused;
+};
+FIXTURE_SETUP(slow) {}
+FIXTURE_TEARDOWN(slow) {}
+
+TEST_F_TIMEOUT(slow, read_batch_put_after_the_helper_died, 300)
+{
+	const uint32_t all = HZRAM_FEAT_COMPRESS | HZRAM_FEAT_DECOMPRESS | HZRAM_FEAT_RECOMPRESS;
+	struct recompressor r = { .how = "type=idle max_pages=512" };
+	uint8_t *model = page_alloc(1024);
+	uint64_t v[HZRAM_OFF_NR_FIELDS];
+	struct timespec t0, t1;
+	int fd, id, up[2], status;
+	long hits = delay_hits("put");
+	struct reader rd;
+	pid_t pid;
+	char c;
+
+	if (hits < 0)
+		SKIP(return, "no delay points");
+	ASSERT_NE(NULL, model);
+	/*
+	 * 512 pages at zstd's level 19: the recompress, in the kernel once
+	 * the helper died, holds init_lock long after the read's put.
+	 */
+	ASSERT_EQ(0, recomp_device_at(NULL, &id, &fd, model, 1024, "priority=1 level=19"));
+	ASSERT_EQ(0, attr_write(id, "offload_verify", "0"));
+	ASSERT_EQ(0, attr_write(id, "offload", "on"));
+	ASSERT_EQ(0, attr_write(id, "offload_read_min_pages", "16"));
+	ASSERT_EQ(0, pipe(up));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct helper h;
+		int b;
+
+		if (helper_attach_features(&h, id, all) || write(up[1], "a", 1) != 1)
+			_exit(1);
+		/* Hold a recompression batch. */
+		while ((b = helper_fetch(&h, 10000)) >= 0 &&
+		       helper_desc(&h, b)->op != HZRAM_OP_RECOMPRESS)
+			;
+		if (write(up[1], b >= 0 ? "b" : "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(up[0], &c, 1));
+	r.id = id;
+	ASSERT_EQ(0, pthread_create(&r.thread, NULL, recompress_fn, &r));
+	ASSERT_EQ(1, read(up[0], &c, 1));
+	ASSERT_EQ('b', c);
+	ASSERT_EQ(0, delay_set("put", 1000, 1));
+	ASSERT_EQ(0, reader_start(&rd, fd, 0, BATCH / 2));
+	ASSERT_EQ(0, delay_reached("put", hits));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	EXPECT_EQ(0, reader_end(&rd, model));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* Not with the recompress: it is still under way. */
+	EXPECT_EQ(EBUSY, pthread_tryjoin_np(r.thread, NULL)) TH_LOG("the read waited for recompress");
+	EXPECT_GT(5, t1.tv_sec - t0.tv_sec) TH_LOG("the read took %ld s after the kill",
+						  (long)(t1.tv_sec - t0.tv_sec));
+	/* Its exit detaches it, which waits for the recompress. */
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	pthread_join(r.thread, NULL);
+	EXPECT_EQ(0, r.ret);
+	ASSERT_EQ(0, off_stat(id, v));
+	EXPECT_EQ(0, v[HZRAM_OFF_TIMEOUTS]);
+	EXPECT_EQ(0, v[HZRAM_OFF_READ_BATCHES]);
+	EXPECT_EQ(BATCH / 2, v[HZRAM_OFF_READ_KERNEL]);
 	EXPECT_EQ(0, intact(fd, model, 1024));
 	close(fd);
 	close(up[0]);
