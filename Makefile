@@ -164,7 +164,7 @@ build/fuzz/%.o: tests/user/%.cc $(FUZZ_HEADERS)
 build/fuzz/fuzz_decompress: build/fuzz/fuzz_decompress.o $(FUZZ_PAGE:%=build/fuzz/%.o)
 	clang++ $(FUZZ_FLAGS) -o $@ $^ -llz4
 build/fuzz/fuzz_records: build/fuzz/fuzz_records.o $(FUZZ_BATCH:%=build/fuzz/%.o)
-	clang++ $(FUZZ_FLAGS) -o $@ $^
+	clang++ $(FUZZ_FLAGS) -o $@ $^ -lzstd
 
 # Fuzz both for FUZZ_SECONDS in all, half each (make check: 30 s), from
 # seeds made of the page corpus.

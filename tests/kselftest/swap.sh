@@ -185,7 +185,7 @@ HZSETUP=(env LD_LIBRARY_PATH="$HERE/hzram-setup/lib" "$HERE/hzram-setup/hzram-se
 # from /etc/hzram.conf, with zstd to recompress pages idle a second and
 # the guest's scratch disk (/dev/vdb, outside its memory) as the backing
 # device for pages idle two seconds, no daily limit; hzram-setup
-# --maintain runs every second while a program allocates three times the
+# --maintain runs every 3 s while a program allocates three times the
 # guest's memory and verifies it in a pass that brings back what went out
 # (swap_verify -r: twice the memory out to swap and back; on the debug
 # kernel 48 MiB more than MemAvailable). Pages
@@ -230,7 +230,7 @@ second_tier_under_swap() {
 	(
 		while :; do
 			"${HZSETUP[@]}" --maintain >>/tmp/maintain.log 2>&1 || echo "FAILED" >>/tmp/maintain.log
-			sleep 1
+			sleep 3
 		done
 	) &
 	mpid=$!
