@@ -149,6 +149,41 @@ int hzram_batch_hand_out(struct hzram_offload *off, struct hzram_batch *b)
 	return n;
 }
 
+/* Take a FREE batch: CLOSED, empty, its taker's ref; or NULL. */
+struct hzram_batch *hzram_batch_take(struct hzram_offload *off)
+	__must_hold(&off->lock)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&off->lock);
+	for (i = 0; i < off->nr_batches; i++) {
+		struct hzram_batch *b = &off->batches[i];
+
+		if (b->state != HZRAM_BATCH_FREE)
+			continue;
+		b->state = HZRAM_BATCH_CLOSED;
+		b->nr = 0;
+		atomic_set(&b->pending, 1);
+		return b;
+	}
+	return NULL;
+}
+
+/*
+ * CLOSED batch @b, with no ref left, goes to the helper: READY, with
+ * offload_timeout_ms from now to commit it, handed to a waiting FETCH.
+ */
+void hzram_batch_ready(struct hzram_offload *off, struct hzram_batch *b)
+	__must_hold(&off->lock)
+{
+	lockdep_assert_held(&off->lock);
+	b->deadline = jiffies + msecs_to_jiffies(
+			READ_ONCE(off->hz->offp.timeout_ms));
+	b->state = HZRAM_BATCH_READY;
+	list_add_tail(&b->node, &off->ready);
+	hzram_offload_dispatch(off);
+}
+
 /**
  * hzram_batch_put() - drop a ref to an OPEN or CLOSED batch
  * @off: the helper
@@ -170,8 +205,6 @@ void hzram_batch_put(struct hzram_offload *off, struct hzram_batch *b)
 	if (!atomic_dec_and_lock(&b->pending, &off->lock))
 		return;
 	WARN_ON_ONCE(b->state != HZRAM_BATCH_CLOSED);
-	b->deadline = jiffies + msecs_to_jiffies(
-			READ_ONCE(off->hz->offp.timeout_ms));
 	/*
 	 * A helper leaving (unlinked) would never fetch it, and nothing
 	 * takes a batch back late from then on: the module's, at once.
@@ -183,9 +216,7 @@ void hzram_batch_put(struct hzram_offload *off, struct hzram_batch *b)
 		list_add_tail(&b->node, &off->kernel_list);
 		queue_work(hzram_offload_wq, &off->kwork);
 	} else {
-		b->state = HZRAM_BATCH_READY;
-		list_add_tail(&b->node, &off->ready);
-		hzram_offload_dispatch(off);
+		hzram_batch_ready(off, b);
 	}
 	/* Under the lock: the stop may free @off once it sees the state. */
 	wake_up_all(&off->wq);

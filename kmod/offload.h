@@ -191,6 +191,8 @@ static inline void *hzram_cell_page(struct hzram_offload *off,
 /* offload.c */
 extern struct workqueue_struct *hzram_offload_wq;
 extern struct workqueue_struct *hzram_monitor_wq;
+struct hzram_batch *hzram_batch_take(struct hzram_offload *off);
+void hzram_batch_ready(struct hzram_offload *off, struct hzram_batch *b);
 void hzram_batch_put(struct hzram_offload *off, struct hzram_batch *b);
 void hzram_batch_free(struct hzram_offload *off, struct hzram_batch *b);
 void hzram_batch_store(struct hzram_offload *off, struct hzram_batch *b,

@@ -189,23 +189,15 @@ static bool hzram_bio_whole_pages(struct bio *bio)
 static struct hzram_batch *hzram_batch_take_read(struct hzram_offload *off)
 	__must_hold(&off->lock)
 {
-	unsigned int i;
+	struct hzram_batch *b;
 
 	lockdep_assert_held(&off->lock);
 	if (!off->active || !off->decode || off->unlinked)
 		return NULL;
-	for (i = 0; i < off->nr_batches; i++) {
-		struct hzram_batch *b = &off->batches[i];
-
-		if (b->state != HZRAM_BATCH_FREE)
-			continue;
-		b->state = HZRAM_BATCH_CLOSED;
+	b = hzram_batch_take(off);
+	if (b)
 		b->read = true;
-		b->nr = 0;
-		atomic_set(&b->pending, 1);
-		return b;
-	}
-	return NULL;
+	return b;
 }
 
 /*

@@ -68,19 +68,13 @@ struct hzram_recomp_run {
 static struct hzram_batch *hzram_recomp_take(struct hzram_offload *off)
 {
 	struct hzram_batch *b = NULL;
-	unsigned int i;
 
 	spin_lock(&off->lock);
-	for (i = 0; off->active && !off->unlinked && i < off->nr_batches; i++) {
-		if (off->batches[i].state != HZRAM_BATCH_FREE)
-			continue;
-		b = &off->batches[i];
-		b->state = HZRAM_BATCH_CLOSED;
+	if (off->active && !off->unlinked)
+		b = hzram_batch_take(off);
+	if (b) {
 		b->recomp = true;
 		b->committed = false;
-		b->nr = 0;
-		atomic_set(&b->pending, 1);
-		break;
 	}
 	spin_unlock(&off->lock);
 	return b;
@@ -111,15 +105,11 @@ static void hzram_recomp_send(struct hzram_offload *off, struct hzram_batch *b)
 	spin_lock(&off->lock);
 	WARN_ON_ONCE(b->state != HZRAM_BATCH_CLOSED || !off->active);
 	atomic_set(&b->pending, 0);
-	b->deadline = jiffies +
-		      msecs_to_jiffies(READ_ONCE(off->hz->offp.timeout_ms));
 	if (off->unlinked) {
 		b->committed = false;
 		b->state = HZRAM_BATCH_DONE;
 	} else {
-		b->state = HZRAM_BATCH_READY;
-		list_add_tail(&b->node, &off->ready);
-		hzram_offload_dispatch(off);
+		hzram_batch_ready(off, b);
 	}
 	wake_up_all(&off->wq);
 	spin_unlock(&off->lock);
