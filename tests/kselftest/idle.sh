@@ -94,8 +94,7 @@ record_steps() {
 make_data() {
 	dd if=/dev/urandom of=/tmp/random bs=4096 count=8 status=none
 	# Text that compresses: the kernel's own messages, repeated.
-	dmesg | awk -v n=$((24 * 4096)) '{ a = a $0 "\n" }
-		END { while (length(s) < n) s = s a; printf "%s", substr(s, 1, n) }' >/tmp/text
+	kmsg_text $((24 * 4096)) >/tmp/text
 }
 
 # block_state as zram has it, on zram and hzram in one guest.

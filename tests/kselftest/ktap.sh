@@ -22,6 +22,18 @@ else
 	SLOW=0 SHRINK=${HZRAM_SHRINK:-1}
 fi
 
+# kmsg_text BYTES [tac]: BYTES of the kernel's messages (in the other
+# order with tac), repeated as often as it takes: text that compresses.
+# Line by line, in linear time: appending each line to one string, as
+# this once did, copied the whole log for every line, which took 10 to
+# 20 s of emulated CPU per call on the lockdep kernel's longer log.
+kmsg_text() {
+	dmesg | { if [ "${2:-}" = tac ]; then tac; else cat; fi; } |
+		awk -v n="$1" '{ l[NR] = $0 "\n" }
+			END { while (len < n) for (i = 1; i <= NR && len < n; i++) {
+				printf "%s", substr(l[i], 1, n - len); len += length(l[i]) } }'
+}
+
 fail() {
 	echo "FAIL: $*"
 	return 1

@@ -481,8 +481,7 @@ test_recomp_races_with_hzramd() { recomp_races 1; }
 make_data() {
 	dd if=/dev/urandom of=/tmp/random bs=4096 count=8 status=none
 	# Text that compresses: the kernel's own messages, repeated.
-	dmesg | awk -v n=$((24 * 4096)) '{ a = a $0 "\n" }
-		END { while (length(s) < n) s = s a; printf "%s", substr(s, 1, n) }' >/tmp/text
+	kmsg_text $((24 * 4096)) >/tmp/text
 	# Real memory pages where the corpus is there, else more text.
 	if [ -f "${HZRAM_CORPUS:-}" ]; then
 		dd if="$HZRAM_CORPUS" of=/tmp/mem bs=4096 skip=1000 count=64 status=none
@@ -491,8 +490,7 @@ make_data() {
 	fi
 	# A dictionary: like the text pages, not them: the same messages in
 	# the other order, 16 KiB.
-	dmesg | tac | awk -v n=16384 '{ a = a $0 "\n" }
-		END { while (length(s) < n) s = s a; printf "%s", substr(s, 1, n) }' >/tmp/dict
+	kmsg_text 16384 tac >/tmp/dict
 	# What fill writes: one write, cheap under lockdep and KASAN.
 	{ cat /tmp/random; head -c $((8 * 4096)) /dev/zero; cat /tmp/text /tmp/mem; } >/tmp/fill
 }

@@ -225,8 +225,7 @@ make_data() {
 	dd if=/dev/urandom of=/tmp/random bs=4096 count=16 status=none
 	dd if=/dev/urandom of=/tmp/big bs=4096 count=128 status=none
 	# Text that compresses: the kernel's own messages, repeated.
-	dmesg | awk -v n=$((24 * 4096)) '{ a = a $0 "\n" }
-		END { while (length(s) < n) s = s a; printf "%s", substr(s, 1, n) }' >/tmp/text
+	kmsg_text $((24 * 4096)) >/tmp/text
 	# A file, not a block device.
 	dd if=/dev/zero of=/tmp/regfile bs=4096 count=1 status=none
 }

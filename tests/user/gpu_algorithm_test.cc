@@ -82,13 +82,17 @@ TEST(GpuAlgorithmTest, BoundaryPagesRoundTrip) {
   }
 }
 
+// Every third page of the corpus: the whole of it took 18 s of the unit
+// tests' 40 (the GPU's algorithm, run here page by page on the CPU, is
+// slow there). A third: 0.33% smaller than the CPU codec's; all of it:
+// 0.45%.
 TEST(GpuAlgorithmTest, CorpusWithinTwoPercentOfTheCpuCodec) {
   HZRAM_CORPUS_OR_SKIP(corpus);
   std::size_t gpu = 0, cpu = 0;
   Lz4Table table;
   std::uint8_t out[kCompressBufferSize];
   const PageKernels& k = KernelsFor(Isa::kScalar);
-  for (std::size_t off = 0; off < corpus.size(); off += kPageSize) {
+  for (std::size_t off = 0; off < corpus.size(); off += 3 * kPageSize) {
     const Page page(corpus.begin() + off, corpus.begin() + off + kPageSize);
     const Encoded e = GpuCompress(page.data());
     std::uint64_t word;
@@ -97,7 +101,7 @@ TEST(GpuAlgorithmTest, CorpusWithinTwoPercentOfTheCpuCodec) {
       continue;
     }
     if (e.kind == gpu::PageKind::kLz4) {
-      if (off % (64 * kPageSize) == 0) {
+      if (off % (63 * kPageSize) == 0) {
         ExpectDecodes(e, page, "corpus page " + std::to_string(off / kPageSize));
       }
       gpu += e.len;
