@@ -7,7 +7,7 @@
 #   make hzramd          hzramd, hzramctl and hzram-setup, which the test
 #                        guests run (build/userhelper/)
 #   make hzram-setup     hzram-setup alone (build/userhelper/hzram-setup)
-#   make gpu-bundle      tests and hzbench linked to run on a GPU machine
+#   make gpu-bundle      tests, hzbench, gpukbench and hzramd linked to run on a GPU machine
 #                        without packages (build/gpu-bundle/; run there
 #                        with bench/gpu-run)
 #   make fuzz            the fuzz targets of the decompressor and of the
@@ -131,10 +131,16 @@ gpu-bundle: linux-source
 	@command -v nvcc >/dev/null || test -x /usr/local/cuda/bin/nvcc || \
 		{ echo "gpu-bundle: nvcc not found (CUDA in /usr/local/cuda)" >&2; exit 1; }
 	PATH=$$PATH:/usr/local/cuda/bin cmake -S userhelper -B build/portable -DHZRAM_PORTABLE=ON >/dev/null
-	cmake --build build/portable -j $(shell nproc) --target hzbench hzram_codec_test
-	mkdir -p build/gpu-bundle
-	cp build/portable/hzbench build/portable/tests/hzram_codec_test build/gpu-bundle/
-	strip --strip-debug build/gpu-bundle/*
+	cmake --build build/portable -j $(shell nproc) --target hzbench hzram_codec_test gpukbench hzramd
+	rm -rf build/gpu-bundle
+	mkdir -p build/gpu-bundle/lib
+	cp build/portable/hzbench build/portable/tests/hzram_codec_test build/portable/gpukbench \
+		build/portable/hzramd build/gpu-bundle/
+	strip --strip-debug build/gpu-bundle/hzbench build/gpu-bundle/hzram_codec_test \
+		build/gpu-bundle/gpukbench build/gpu-bundle/hzramd
+	$(CC) -static -O2 -Wall -Wextra -Werror bench/kvm-probe.c -o build/gpu-bundle/kvm-probe
+	# hzramd's liburing stays shared (userhelper/CMakeLists.txt): it goes along.
+	cp -L $$(ldd build/portable/hzramd | awk '/liburing/ { print $$3 }') build/gpu-bundle/lib/
 	build/gpu-bundle/hzram_codec_test --gtest_list_tests | grep -q '^GpuCodecTest' || \
 		{ echo "gpu-bundle: built without the CUDA backend" >&2; exit 1; }
 

@@ -16,12 +16,15 @@
 // streaming batches through its ring of slots: end-to-end GB/s (copies
 // included), kernel-only GB/s (from CUDA events) and where each batch's
 // time went. With --backend hybrid, the hybrid codec (every CPU thread and
-// the GPU, each batch split by measured speed).
+// the GPU, each batch split by measured speed). With lists for --warps
+// and --kernels, the GPU runs once for each pair of them, a row each (the
+// kernels' version applies to both directions: GpuOptions).
 //
 // Usage: hzbench --corpus FILE [--threads 1,2,...] [--batch PAGES]
 //                [--seconds S] [--isa scalar|avx2|avx512] [--json FILE]
 //                [--backend cpu|gpu|hybrid] [--device N] [--slots N]
-//                [--warps N] [--staging-threads N] [--register]
+//                [--warps N,...] [--kernels 1|2,...] [--staging-threads N]
+//                [--register]
 // --register page-locks the corpus and the arena for the GPU run
 // (cudaHostRegister): batches go to the device without a host copy.
 // FILE is a file of 4 KiB pages, or one compressed with xz (*.xz).
@@ -240,14 +243,15 @@ void Usage() {
   std::fprintf(stderr,
                "usage: hzbench --corpus FILE [--threads 1,2,...] [--batch PAGES] [--seconds S]\n"
                "               [--isa scalar|avx2|avx512] [--json FILE]\n"
-               "               [--backend cpu|gpu|hybrid] [--device N] [--slots N] [--warps N]\n"
-               "               [--staging-threads N] [--register]\n");
+               "               [--backend cpu|gpu|hybrid] [--device N] [--slots N] [--warps N,...]\n"
+               "               [--kernels 1|2,...] [--staging-threads N] [--register]\n");
   std::exit(2);
 }
 
 // The GPU and hybrid figures, in one run of the corpus each way.
 struct Accel {
   std::string name;
+  unsigned warps = 0, kernels = 0;              // the GPU's options
   double comp_gbs = 0, decomp_gbs = 0;          // end to end, copies included
   double comp_kernel_gbs = 0, decomp_kernel_gbs = 0;
   double ratio = 0;
@@ -395,12 +399,23 @@ int main(int argc, char** argv) {
                                 {"backend", 1, nullptr, 'B'}, {"device", 1, nullptr, 'D'},
                                 {"slots", 1, nullptr, 'S'},  {"warps", 1, nullptr, 'W'},
                                 {"staging-threads", 1, nullptr, 'T'}, {"register", 0, nullptr, 'R'},
+                                {"kernels", 1, nullptr, 'K'},
                                 {nullptr, 0, nullptr, 0}};
   std::string corpus, json, isa_name, backend = "cpu";
   int device = 0;
-  unsigned slots = 3, warps = 0, staging = 0;
+  unsigned slots = 3, staging = 0;
   bool reg = false;
-  std::vector<unsigned> threads;
+  std::vector<unsigned> threads, warps_list, kernels_list;
+  // A comma-separated list of numbers in [lo, hi] into @v.
+  auto list = [](const char* arg, long lo, long hi, std::vector<unsigned>* v) {
+    for (char* p = const_cast<char*>(arg); *p;) {
+      const long x = std::strtol(p, &p, 10);
+      if (x < lo || x > hi) Usage();
+      v->push_back(static_cast<unsigned>(x));
+      if (*p == ',') p++;
+      else if (*p) Usage();
+    }
+  };
   std::size_t batch = 1024;
   double seconds = 1.0;
   cpu_set_t set;
@@ -410,15 +425,7 @@ int main(int argc, char** argv) {
   for (int c; (c = getopt_long(argc, argv, "", opts, nullptr)) != -1;) {
     switch (c) {
       case 'c': corpus = optarg; break;
-      case 't':
-        for (char* p = optarg; *p;) {
-          const long v = std::strtol(p, &p, 10);
-          if (v < 1 || v > 1024) Usage();
-          threads.push_back(static_cast<unsigned>(v));
-          if (*p == ',') p++;
-          else if (*p) Usage();
-        }
-        break;
+      case 't': list(optarg, 1, 1024, &threads); break;
       case 'b': batch = std::strtoul(optarg, nullptr, 10); break;
       case 's': seconds = std::atof(optarg); break;
       case 'i': isa_name = optarg; break;
@@ -426,15 +433,14 @@ int main(int argc, char** argv) {
       case 'B': backend = optarg; break;
       case 'D': device = std::atoi(optarg); break;
       case 'S': slots = static_cast<unsigned>(std::atoi(optarg)); break;
-      case 'W': warps = static_cast<unsigned>(std::atoi(optarg)); break;
+      case 'W': list(optarg, 1, 32, &warps_list); break;
+      case 'K': list(optarg, 1, 2, &kernels_list); break;
       case 'T': staging = static_cast<unsigned>(std::atoi(optarg)); break;
       case 'R': reg = true; break;
       default: Usage();
     }
   }
-  if (corpus.empty() || batch < 1 || batch > 4096 || seconds <= 0 || slots < 1 ||
-      warps > 32)
-    Usage();
+  if (corpus.empty() || batch < 1 || batch > 4096 || seconds <= 0 || slots < 1) Usage();
   if (backend != "cpu" && backend != "gpu" && backend != "hybrid") Usage();
 #ifndef HZRAM_HAVE_CUDA
   if (backend != "cpu") {
@@ -443,23 +449,28 @@ int main(int argc, char** argv) {
     return 2;
   }
 #else
-  std::unique_ptr<hzram::GpuCodec> gpu;
-  if (backend != "cpu") {
+  if (warps_list.empty()) warps_list.push_back(hzram::GpuOptions().warps_per_block);
+  if (kernels_list.empty()) kernels_list.push_back(hzram::GpuOptions().compress_kernel);
+  // A GPU codec of @warps per block and kernels @kernels.
+  auto make_gpu = [&](unsigned warps, unsigned kernels) {
     hzram::GpuOptions go;
     go.device = device;
     go.slots = slots;
     go.max_batch = batch;
-    if (warps) go.warps_per_block = warps;
-    warps = go.warps_per_block;
+    go.warps_per_block = warps;
+    go.compress_kernel = go.decompress_kernel = kernels;
     go.staging_threads = staging;
     int err = 0;
     std::string why;
-    gpu = hzram::GpuCodec::Create(go, &err, &why);
-    if (!gpu) {
-      std::fprintf(stderr, "hzbench: --backend %s: no usable GPU: %s\n", backend.c_str(), why.c_str());
-      return 1;
-    }
-  }
+    auto g = hzram::GpuCodec::Create(go, &err, &why);
+    if (!g)
+      std::fprintf(stderr, "hzbench: --backend %s (%u warps, kernels %u): no usable GPU: %s\n",
+                   backend.c_str(), warps, kernels, why.c_str());
+    return g;
+  };
+  // The first pair of the lists: for the hybrid codec, and to fail early.
+  std::unique_ptr<hzram::GpuCodec> gpu;
+  if (backend != "cpu" && !(gpu = make_gpu(warps_list[0], kernels_list[0]))) return 1;
 #endif
   if (threads.empty())
     for (unsigned t = 1; t <= cpus; t++) threads.push_back(t);
@@ -552,17 +563,27 @@ int main(int argc, char** argv) {
   std::vector<Accel> accel;
 #ifdef HZRAM_HAVE_CUDA
   if (gpu && backend == "gpu") {
-    Accel a;
-    a.name = "gpu";
-    if (!GpuRun(*gpu, pages, batch, slots, seconds, reg, &a)) {
-      std::fprintf(stderr, "hzbench: the GPU did not give the pages back: %s\n", gpu->why().c_str());
-      return 1;
+    for (unsigned k : kernels_list) {
+      for (unsigned w : warps_list) {
+        if (!gpu && !(gpu = make_gpu(w, k))) return 1;
+        Accel a;
+        a.name = "gpu";
+        a.warps = w;
+        a.kernels = k;
+        if (!GpuRun(*gpu, pages, batch, slots, seconds, reg, &a)) {
+          std::fprintf(stderr, "hzbench: the GPU did not give the pages back: %s\n", gpu->why().c_str());
+          return 1;
+        }
+        accel.push_back(a);
+        gpu.reset();
+      }
     }
-    accel.push_back(a);
   }
   if (gpu && backend == "hybrid") {
     Accel a;
     a.name = "hybrid";
+    a.warps = warps_list[0];
+    a.kernels = kernels_list[0];
     hzram::HybridCodec h(codec.get(), gpu.get());
     if (!HybridRun(h, reg ? gpu.get() : nullptr, pages, batch, seconds, &a)) {
       std::fprintf(stderr, "hzbench: the hybrid codec did not give the pages back\n");
@@ -577,8 +598,8 @@ int main(int argc, char** argv) {
   }
 #endif
   for (const auto& a : accel) {
-    std::printf("\n%s on %s, batches of %zu pages, %u slots, %u warps per block, %s:\n", a.name.c_str(),
-                a.device.c_str(), batch, slots, warps,
+    std::printf("\n%s on %s, batches of %zu pages, %u slots, %u warps per block, kernels %u, %s:\n",
+                a.name.c_str(), a.device.c_str(), batch, slots, a.warps, a.kernels,
                 reg ? "registered buffers" : "staged through pinned buffers");
     std::printf("  end to end   comp %.2f GB/s (%.2fx liblz4)  dec %.2f GB/s (%.2fx liblz4)  ratio %.3f\n",
                 a.comp_gbs, a.comp_gbs / base.comp_gbs, a.decomp_gbs, a.decomp_gbs / base.decomp_gbs,
@@ -629,12 +650,12 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < accel.size(); i++) {
       const Accel& a = accel[i];
       const double nc = a.comp.batches ? a.comp.batches : 1, nd = a.decomp.batches ? a.decomp.batches : 1;
-      std::fprintf(f, "%s\n    {\"backend\": \"%s\", \"device\": \"%s\", \"slots\": %u, \"warps\": %u, \"comp_gbs\": %.3f, "
+      std::fprintf(f, "%s\n    {\"backend\": \"%s\", \"device\": \"%s\", \"slots\": %u, \"warps\": %u, \"kernels\": %u, \"comp_gbs\": %.3f, "
                    "\"decomp_gbs\": %.3f, \"comp_kernel_gbs\": %.3f, \"decomp_kernel_gbs\": %.3f, \"ratio\": %.4f, "
                    "\"comp_ms\": {\"host\": %.4f, \"h2d\": %.4f, \"kernel\": %.4f, \"d2h\": %.4f, \"total\": %.4f}, "
                    "\"decomp_ms\": {\"host\": %.4f, \"h2d\": %.4f, \"kernel\": %.4f, \"d2h\": %.4f, \"total\": %.4f}, "
                    "\"backend_share\": %.4f, \"link_h2d_gbs\": %.3f, \"link_d2h_gbs\": %.3f}",
-                   i ? "," : "", a.name.c_str(), a.device.c_str(), slots, warps, a.comp_gbs, a.decomp_gbs,
+                   i ? "," : "", a.name.c_str(), a.device.c_str(), slots, a.warps, a.kernels, a.comp_gbs, a.decomp_gbs,
                    a.comp_kernel_gbs, a.decomp_kernel_gbs, a.ratio, a.comp.host_ms / nc, a.comp.h2d_ms / nc,
                    a.comp.kernel_ms / nc, a.comp.d2h_ms / nc, a.comp.total_ms / nc, a.decomp.host_ms / nd,
                    a.decomp.h2d_ms / nd, a.decomp.kernel_ms / nd, a.decomp.d2h_ms / nd, a.decomp.total_ms / nd,

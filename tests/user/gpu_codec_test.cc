@@ -38,15 +38,17 @@ class GpuCodecTest : public ::testing::Test {
     return c;
   }
 
-  // Compress @n pages at @pages on the GPU; check every record against
-  // the host run of the same algorithm and against liblz4; decode on the
-  // GPU and compare.
-  void RoundTrip(const std::uint8_t* pages, std::size_t n) {
+  // Compress @n pages at @pages on the GPU (@codec, else codec_); check
+  // every record against the host run of the same algorithm and against
+  // liblz4; decode on the GPU and compare.
+  void RoundTrip(const std::uint8_t* pages, std::size_t n, GpuCodec* codec = nullptr,
+                 unsigned version = GpuOptions().compress_kernel) {
+    if (!codec) codec = codec_.get();
     std::vector<hzram_page_record> rec(n);
     std::vector<std::uint8_t> arena(Codec::ArenaBytes(n)), out(n * kPageSize, 0xcc);
     std::vector<int> status(n, 1);
     BatchTiming t;
-    ASSERT_EQ(0, codec_->Compress(PageList(pages, n), rec, arena, &t));
+    ASSERT_EQ(0, codec->Compress(PageList(pages, n), rec, arena, &t));
     EXPECT_GT(t.kernel_ms, 0);
     EXPECT_GE(t.total_ms, t.host_ms + t.h2d_ms + t.kernel_ms + t.d2h_ms - 1e-3);
     EXPECT_EQ(n * kPageSize, t.h2d_bytes);
@@ -59,14 +61,17 @@ class GpuCodecTest : public ::testing::Test {
       used += rec[i].length;
     }
     EXPECT_EQ(n * sizeof(hzram_page_record) + used, t.d2h_bytes);
-    auto scratch = std::make_unique<gpu::CompressScratch>();
+    auto scratch1 = std::make_unique<gpu::CompressScratch>();
+    auto scratch2 = std::make_unique<gpu::SegmentScratch>();
     std::vector<std::uint8_t> host(gpu::kPage);
     for (std::size_t i = 0; i < n; i++) {
       gpu::HostLanes lanes;
       std::uint32_t len = 0;
       std::uint64_t word = 0;
+      const std::uint8_t* page = pages + i * kPageSize;
       const gpu::PageKind kind =
-          gpu::CompressPageWarp(lanes, *scratch, pages + i * kPageSize, host.data(), &len, &word);
+          version == 1 ? gpu::CompressPageWarp(lanes, *scratch1, page, host.data(), &len, &word)
+                       : gpu::CompressPageSegments(lanes, *scratch2, page, host.data(), &len, &word);
       ASSERT_EQ(static_cast<int>(kind), rec[i].kind) << i;
       if (kind == gpu::PageKind::kSame) {
         ASSERT_EQ(word, rec[i].value) << i;
@@ -83,24 +88,38 @@ class GpuCodecTest : public ::testing::Test {
         ASSERT_EQ(0, std::memcmp(lib.data(), pages + i * kPageSize, kPageSize)) << i;
       }
     }
-    ASSERT_EQ(0, codec_->Decompress(rec, arena, MutablePageList(out.data(), n), status));
+    ASSERT_EQ(0, codec->Decompress(rec, arena, MutablePageList(out.data(), n), status));
     for (std::size_t i = 0; i < n; i++) ASSERT_EQ(0, status[i]) << i;
     ASSERT_EQ(0, std::memcmp(out.data(), pages, n * kPageSize));
+  }
+
+  void BoundaryPagesOn(GpuCodec* codec, unsigned version) {
+    std::vector<std::uint8_t> pages;
+    for (const auto& np : BoundaryPages()) pages.insert(pages.end(), np.page.begin(), np.page.end());
+    RoundTrip(pages.data(), pages.size() / kPageSize, codec, version);
   }
 
   std::unique_ptr<GpuCodec> codec_;
 };
 
-TEST_F(GpuCodecTest, BoundaryPagesRoundTrip) {
-  std::vector<std::uint8_t> pages;
-  for (const auto& np : BoundaryPages()) pages.insert(pages.end(), np.page.begin(), np.page.end());
-  RoundTrip(pages.data(), pages.size() / kPageSize);
-}
+TEST_F(GpuCodecTest, BoundaryPagesRoundTrip) { BoundaryPagesOn(codec_.get(), GpuOptions().compress_kernel); }
 
 TEST_F(GpuCodecTest, CorpusMatchesTheHostAlgorithm) {
   HZRAM_CORPUS_OR_SKIP(corpus);
   for (std::size_t first = 0; first < corpus.size() / kPageSize; first += 4096)
     RoundTrip(&corpus[first * kPageSize], std::min<std::size_t>(4096, corpus.size() / kPageSize - first));
+}
+
+// The first version of the kernels (GpuOptions::compress_kernel and
+// decompress_kernel 1), on a quarter of the corpus.
+TEST_F(GpuCodecTest, StepwiseKernelsMatchTheHostAlgorithm) {
+  HZRAM_CORPUS_OR_SKIP(corpus);
+  GpuOptions o;
+  o.compress_kernel = o.decompress_kernel = 1;
+  auto v1 = Make(o);
+  ASSERT_TRUE(v1);
+  RoundTrip(corpus.data(), std::min<std::size_t>(4096, corpus.size() / kPageSize), v1.get(), 1);
+  BoundaryPagesOn(v1.get(), 1);
 }
 
 TEST_F(GpuCodecTest, DecodesWhatTheCpuCodecAndLiblz4Encode) {
@@ -445,6 +464,16 @@ TEST_F(GpuCodecTest, BadArguments) {
   f.hang_at_batch = 3;  // a hang needs its length
   EXPECT_EQ(nullptr, GpuCodecTestPeer::Create(GpuOptions(), f, &err));
   EXPECT_EQ(-EINVAL, err);
+  for (unsigned k : {0u, 3u}) {
+    o = GpuOptions();
+    o.compress_kernel = k;
+    EXPECT_EQ(nullptr, GpuCodec::Create(o, &err)) << k;
+    EXPECT_EQ(-EINVAL, err);
+    o = GpuOptions();
+    o.decompress_kernel = k;
+    EXPECT_EQ(nullptr, GpuCodec::Create(o, &err)) << k;
+    EXPECT_EQ(-EINVAL, err);
+  }
   o = GpuOptions();
   o.device = 1000;
   EXPECT_EQ(nullptr, GpuCodec::Create(o, &err));

@@ -9,6 +9,7 @@
 #include <linux/hzram.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "lz4_warp.h"
 
@@ -30,20 +31,34 @@ struct DeviceLanes {
   }
 };
 
+// The kernels' algorithms (GpuOptions::compress_kernel and
+// decompress_kernel): 1, the stepwise ones (CompressPageWarp,
+// DecompressPageWarp); 2, the segmented compressor and the grouped
+// decoder (CompressPageSegments, DecompressPageGroups).
+template <int kVersion>
+using CompressScratchOf = std::conditional_t<kVersion == 1, CompressScratch, SegmentScratch>;
+template <int kVersion>
+using DecompressScratchOf = std::conditional_t<kVersion == 1, DecompressScratch, GroupScratch>;
+
 // Compress pages [0, n) of @pages (device, n * kPage bytes) into @arena
 // (device, n * kPage bytes: page i's data at i * kPage) and @records.
-// Dynamic shared memory: one CompressScratch per warp.
+// Dynamic shared memory: one CompressScratchOf<kVersion> per warp.
+template <int kVersion>
 __global__ void CompressKernel(const std::uint8_t* pages, std::uint32_t n,
                                hzram_page_record* records, std::uint8_t* arena) {
   extern __shared__ __align__(16) unsigned char smem[];
   const unsigned warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  CompressScratch& s = reinterpret_cast<CompressScratch*>(smem)[warp];
+  auto& s = reinterpret_cast<CompressScratchOf<kVersion>*>(smem)[warp];
   DeviceLanes lanes;
   for (std::uint32_t i = blockIdx.x * warps + warp; i < n; i += gridDim.x * warps) {
     std::uint32_t len = 0;
     std::uint64_t word = 0;
     const std::uint64_t at = static_cast<std::uint64_t>(i) * kPage;
-    const PageKind kind = CompressPageWarp(lanes, s, pages + at, arena + at, &len, &word);
+    PageKind kind;
+    if constexpr (kVersion == 1)
+      kind = CompressPageWarp(lanes, s, pages + at, arena + at, &len, &word);
+    else
+      kind = CompressPageSegments(lanes, s, pages + at, arena + at, &len, &word);
     if ((threadIdx.x & 31) == 0) {
       hzram_page_record r;
       r.flags = 0;
@@ -64,14 +79,15 @@ __global__ void CompressKernel(const std::uint8_t* pages, std::uint32_t n,
 // Decode @records (with their data in @arena, @arena_len bytes) into
 // @pages (device, n * kPage bytes); @status gets 0, -EINVAL (22) or
 // -EBADMSG (74) per page, as Codec::Decompress. Dynamic shared memory: one
-// DecompressScratch per warp.
+// DecompressScratchOf<kVersion> per warp.
+template <int kVersion>
 __global__ void DecompressKernel(const hzram_page_record* records, std::uint32_t n,
                                  const std::uint8_t* arena, std::uint64_t arena_len,
                                  std::uint8_t* pages, int* status) {
   extern __shared__ __align__(16) unsigned char smem[];
   const unsigned warp = threadIdx.x / 32, warps = blockDim.x / 32;
   const int lane = static_cast<int>(threadIdx.x & 31);
-  DecompressScratch& s = reinterpret_cast<DecompressScratch*>(smem)[warp];
+  auto& s = reinterpret_cast<DecompressScratchOf<kVersion>*>(smem)[warp];
   DeviceLanes lanes;
   for (std::uint32_t i = blockIdx.x * warps + warp; i < n; i += gridDim.x * warps) {
     const hzram_page_record r = records[i];
@@ -87,7 +103,10 @@ __global__ void DecompressKernel(const hzram_page_record* records, std::uint32_t
       for (std::uint32_t k = lane; k < kPage; k += 32) dst[k] = arena[r.value + k];
       ret = 0;
     } else {
-      ret = DecompressPageWarp(lanes, s, arena + r.value, r.length, dst);
+      if constexpr (kVersion == 1)
+        ret = DecompressPageWarp(lanes, s, arena + r.value, r.length, dst);
+      else
+        ret = DecompressPageGroups(lanes, s, arena + r.value, r.length, dst);
     }
     if (lane == 0) status[i] = ret;
     __syncwarp();

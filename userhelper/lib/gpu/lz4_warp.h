@@ -437,6 +437,178 @@ HZ_HD PageKind CompressPageWarp(L& lanes, CompressScratch& s, const std::uint8_t
   return EmitLastLiterals(lanes, s, dst, op, anchor, raw, len);
 }
 
+// The segmented compressor (CompressPageSegments): the scratch of
+// CompressPageWarp, the hash table's space reused for each position's
+// match source once the chains are made, and two tables of the parse.
+struct Sequence {
+  std::uint16_t anchor, lit, offset, ml, op;  // literals from anchor; the
+                                              // sequence's place in dst
+};
+struct SegmentScratch : CompressScratch {
+  std::uint32_t has[kPage / 32];  // bit p: position p has a match (SegmentMatches)
+  Sequence seq[kLanes];           // sequences not yet written
+};
+
+// The match source of position p (SegmentScratch::head reused): source + 1,
+// 0 none.
+HZ_HD std::uint16_t* MatchFrom(SegmentScratch& s) { return s.head; }
+
+// How many bytes from @p equal those from @c (c < p), at most @cap and
+// not past kMatchLimit; 4 at a time.
+HZ_HD std::uint32_t MatchLength(const std::uint8_t* page, std::uint32_t p, std::uint32_t c,
+                                std::uint32_t cap) {
+  const std::uint32_t limit = kMatchLimit - p < cap ? kMatchLimit - p : cap;
+  std::uint32_t n = 0;
+  while (n + 4 <= limit) {
+    const std::uint32_t x = PageLoad32(page, p + n) ^ PageLoad32(page, c + n);
+    if (x) return n + static_cast<std::uint32_t>(Ctz(x)) / 8;
+    n += 4;
+  }
+  while (n < limit && page[p + n] == page[c + n]) n++;
+  return n;
+}
+
+// Each lane, for its segment of kSegment positions in turn: the match at
+// each position, the longest (up to kSegmentCap bytes) among the lane's
+// last offset, the previous occurrence and the one before it; inside a
+// match found at an earlier position of the lane, that match's
+// continuation without a search. Fills MatchFrom() and s.has (each lane
+// its own bytes of it: segments are whole bytes of s.has). Segments of
+// 136 bytes, not 128: the lanes' reads of the page at the same step fall
+// in different banks of shared memory (two lanes a bank, not 32); the
+// 31st lane's is the last 16 positions, the 32nd has none.
+constexpr std::uint32_t kSegment = 136;
+constexpr std::uint32_t kSegmentCap = 64;
+template <class L>
+HZ_HD void SegmentMatches(L& lanes, SegmentScratch& s) {
+  lanes.Each([&](int lane) {
+    std::uint16_t* from = MatchFrom(s);
+    std::uint8_t* has = reinterpret_cast<std::uint8_t*>(s.has);
+    const std::uint32_t lo = static_cast<std::uint32_t>(lane) * kSegment;
+    const std::uint32_t hi = lo + kSegment < kPage ? lo + kSegment : kPage;
+    std::uint32_t cf = 0, cl = 0, rep = 0, bits = 0;
+    for (std::uint32_t p = lo; p < hi; p++) {
+      std::uint32_t f = 0, l = 0;
+      if (p < kSearchEnd) {
+        if (cl > lz4::kMinMatch) {
+          f = cf + 1;
+          l = cl - 1;
+        } else {
+          const std::uint32_t v = PageLoad32(s.page, p);
+          auto consider = [&](std::uint32_t c) {
+            if (PageLoad32(s.page, c) != v) return;
+            const std::uint32_t n = MatchLength(s.page, p + 4, c + 4, kSegmentCap - 4) + 4;
+            if (n > l) {
+              l = n;
+              f = c;
+            }
+          };
+          if (rep && p >= rep) consider(p - rep);
+          const std::uint32_t q = s.prev[p];
+          if (q) {
+            consider(q - 1);
+            const std::uint32_t q2 = s.prev[q - 1];
+            if (q2) consider(q2 - 1);
+          }
+        }
+      }
+      from[p] = l ? static_cast<std::uint16_t>(f + 1) : 0;
+      if (l) {
+        bits |= 1u << (p & 7);
+        rep = p - f;
+      }
+      cf = f;
+      cl = l;
+      if ((p & 7) == 7) {
+        has[p >> 3] = static_cast<std::uint8_t>(bits);
+        bits = 0;
+      }
+    }
+  });
+}
+
+// The first position from @ip with a match (s.has), or kPage if none.
+HZ_HD std::uint32_t NextMatch(const SegmentScratch& s, std::uint32_t ip) {
+  if (ip >= kSearchEnd) return kPage;
+  std::uint32_t w = ip >> 5, m = s.has[w] & (kFull << (ip & 31));
+  while (!m) {
+    if (++w == kPage / 32) return kPage;
+    m = s.has[w];
+  }
+  return w * 32 + static_cast<std::uint32_t>(Ctz(m));
+}
+
+// Write the @n sequences of s.seq into @dst: each lane one sequence's
+// token, lengths and offset; the literals by all lanes, sequence by
+// sequence. One step: no two write the same byte.
+template <class L>
+HZ_HD void WriteSequences(L& lanes, const SegmentScratch& s, std::uint8_t* dst, std::uint32_t n) {
+  lanes.Each([&](int lane) {
+    if (static_cast<std::uint32_t>(lane) < n) {
+      const Sequence& q = s.seq[lane];
+      const std::uint32_t mcode = q.ml - lz4::kMinMatch;
+      const std::uint32_t off_at = q.op + 1 + LengthBytes(q.lit) + q.lit;
+      dst[q.op] = static_cast<std::uint8_t>(
+          (q.lit < lz4::kRunMask ? q.lit : lz4::kRunMask) << lz4::kMlBits |
+          (mcode < lz4::kMlMask ? mcode : lz4::kMlMask));
+      PutLength(dst + q.op + 1, q.lit);
+      dst[off_at] = static_cast<std::uint8_t>(q.offset);
+      dst[off_at + 1] = static_cast<std::uint8_t>(q.offset >> 8);
+      PutLength(dst + off_at + 2, mcode);
+    }
+    for (std::uint32_t j = 0; j < n; j++) {
+      const Sequence& q = s.seq[j];
+      const std::uint32_t lit_at = q.op + 1 + LengthBytes(q.lit);
+      for (std::uint32_t i = lane; i < q.lit; i += kLanes) dst[lit_at + i] = s.page[q.anchor + i];
+    }
+  });
+}
+
+// CompressPageWarp's contract and output format, by another search: each
+// lane finds the matches of its own 136 positions (SegmentMatches), with
+// no step between positions; the parse then only walks from match to
+// match (s.has), measures each one's length (MatchTail, from 4 bytes in),
+// and collects the sequences, written 32 at a time by WriteSequences.
+template <class L>
+HZ_HD PageKind CompressPageSegments(L& lanes, SegmentScratch& s, const std::uint8_t* src,
+                                    std::uint8_t* dst, std::uint32_t* len, std::uint64_t* word) {
+  LoadPage(lanes, s, src);
+  if (SameFilled(lanes, s)) {
+    *word = Load64(s.page);
+    return PageKind::kSame;
+  }
+  ChainPositions(lanes, s);
+  SegmentMatches(lanes, s);
+
+  std::uint32_t ip = 1, anchor = 0, op = 0, n = 0;
+  bool raw = false;
+  for (;;) {
+    std::uint32_t mpos = NextMatch(s, ip);
+    if (mpos >= kSearchEnd) break;
+    std::uint32_t mfrom = MatchFrom(s)[mpos] - 1u;
+    const std::uint32_t end = mpos + lz4::kMinMatch +
+                              MatchTail(lanes, s, mpos + lz4::kMinMatch, mfrom + lz4::kMinMatch);
+    ExtendBackwards(s, anchor, &mpos, &mfrom);
+    const std::uint32_t lit = mpos - anchor, ml = end - mpos;
+    const std::uint32_t next = op + 1 + LengthBytes(lit) + lit + 2 + LengthBytes(ml - lz4::kMinMatch);
+    if (next >= kPage) {  // no smaller than the page: store it raw
+      raw = true;
+      break;
+    }
+    s.seq[n] = {static_cast<std::uint16_t>(anchor), static_cast<std::uint16_t>(lit),
+                static_cast<std::uint16_t>(mpos - mfrom), static_cast<std::uint16_t>(ml),
+                static_cast<std::uint16_t>(op)};
+    if (++n == kLanes) {
+      WriteSequences(lanes, s, dst, n);
+      n = 0;
+    }
+    op = next;
+    ip = anchor = end;
+  }
+  if (!raw && n) WriteSequences(lanes, s, dst, n);
+  return EmitLastLiterals(lanes, s, dst, op, anchor, raw, len);
+}
+
 // Add a length field's continuation bytes (255, ..., last) at in[*ip..len)
 // to *v; false if they run off the input.
 HZ_HD bool ReadLength(const std::uint8_t* in, std::uint32_t len, std::uint32_t* ip, std::uint32_t* v) {
@@ -510,6 +682,132 @@ HZ_HD int DecompressPageWarp(L& lanes, DecompressScratch& s, const std::uint8_t*
       }
     });
   }
+  return ret;
+}
+
+// The grouped decoder (DecompressPageGroups): DecompressPageWarp's
+// scratch and the sequences of a group.
+struct DecodedSequence {
+  std::uint16_t lit_from, lit, op, offset, ml;  // literals from in[lit_from] to
+                                                // out[op], then the match (ml
+                                                // 0: none, the block's end)
+};
+struct GroupScratch : DecompressScratch {
+  DecodedSequence seq[kLanes];
+};
+
+// Write the @n decoded sequences of s.seq into s.out: first every
+// literal, in one step (they depend on nothing); then the matches in
+// order, as many in one step as read only bytes written before the step
+// (a match reads only bytes before its own start, so its source must end
+// before the step's first match starts).
+template <class L>
+HZ_HD void WriteDecoded(L& lanes, GroupScratch& s, std::uint32_t n) {
+  lanes.Each([&](int lane) {
+    for (std::uint32_t j = 0; j < n; j++) {
+      const DecodedSequence& q = s.seq[j];
+      for (std::uint32_t i = lane; i < q.lit; i += kLanes) s.out[q.op + i] = s.in[q.lit_from + i];
+    }
+  });
+  for (std::uint32_t j = 0; j < n;) {
+    std::uint32_t k = j, first = kPage;
+    for (; k < n; k++) {
+      const DecodedSequence& q = s.seq[k];
+      if (!q.ml) continue;
+      const std::uint32_t at = q.op + q.lit, from = at - q.offset;
+      const std::uint32_t upto = from + (q.ml < q.offset ? q.ml : q.offset);
+      if (first != kPage && upto > first) break;
+      if (first == kPage) first = at;
+    }
+    lanes.Each([&](int lane) {
+      for (std::uint32_t t = j; t < k; t++) {
+        const DecodedSequence& q = s.seq[t];
+        const std::uint32_t at = q.op + q.lit, from = at - q.offset;
+        if (q.offset >= q.ml) {
+          for (std::uint32_t i = lane; i < q.ml; i += kLanes) s.out[at + i] = s.out[from + i];
+        } else {
+          for (std::uint32_t i = lane; i < q.ml; i += kLanes) s.out[at + i] = s.out[from + i % q.offset];
+        }
+      }
+    });
+    j = k;
+  }
+}
+
+// DecompressPageWarp's contract, checks and results, by another schedule:
+// the warp reads up to 32 sequences' tokens, lengths and offsets (every
+// lane the same, from shared memory, with no step between them), then
+// writes them with WriteDecoded: a step for the group's literals and one
+// for each run of matches that do not read each other's output.
+template <class L>
+HZ_HD int DecompressPageGroups(L& lanes, GroupScratch& s, const std::uint8_t* src,
+                               std::uint32_t len, std::uint8_t* dst) {
+  constexpr int kBad = -74;  // -EBADMSG
+  if (len == 0 || len >= kPage) return kBad;
+  lanes.Each([&](int lane) {
+    for (std::uint32_t i = lane; i < len; i += kLanes) s.in[i] = src[i];
+  });
+
+  std::uint32_t ip = 0, op = 0;
+  int ret = kBad;
+  bool done = false;
+  while (!done) {
+    std::uint32_t n = 0;
+    while (n < kLanes) {
+      if (ip >= len) {  // a block ends with literals
+        done = true;
+        break;
+      }
+      const std::uint32_t token = s.in[ip++];
+      std::uint32_t lit = token >> lz4::kMlBits;
+      if (!(lit < lz4::kRunMask || ReadLength(s.in, len, &ip, &lit)) || lit > len - ip ||
+          lit > kPage - op) {
+        done = true;
+        break;
+      }
+      const bool last = lz4::LiteralsEndBlock(lit, kPage - op, len - ip);
+      DecodedSequence q = {static_cast<std::uint16_t>(ip), static_cast<std::uint16_t>(lit),
+                           static_cast<std::uint16_t>(op), 0, 0};
+      ip += lit;
+      op += lit;
+      if (last) {
+        ret = ip == len && op == kPage ? 0 : kBad;
+        s.seq[n++] = q;
+        done = true;
+        break;
+      }
+      if (len - ip < 2) {
+        done = true;
+        break;
+      }
+      const std::uint32_t offset = s.in[ip] | static_cast<std::uint32_t>(s.in[ip + 1]) << 8;
+      ip += 2;
+      if (!lz4::OffsetFits(offset, op)) {
+        done = true;
+        break;
+      }
+      std::uint32_t ml = token & lz4::kMlMask;
+      const bool ok = ml < lz4::kMlMask || ReadLength(s.in, len, &ip, &ml);
+      ml += lz4::kMinMatch;
+      if (!ok || !lz4::MatchFits(ml, kPage - op)) {
+        done = true;
+        break;
+      }
+      q.offset = static_cast<std::uint16_t>(offset);
+      q.ml = static_cast<std::uint16_t>(ml);
+      s.seq[n++] = q;
+      op += ml;
+    }
+    // A malformed block's output is never used: stop at once.
+    if (done && ret != 0) return kBad;
+    WriteDecoded(lanes, s, n);
+  }
+  lanes.Each([&](int lane) {
+    for (std::uint32_t k = 0; k < kPage / (16 * kLanes); k++) {
+      const std::uint32_t o = (k * kLanes + lane) * 16;
+      Copy16(dst + o, s.out + o);
+    }
+  });
   return ret;
 }
 
