@@ -14,8 +14,8 @@
 //   full      + the parse and the output (CompressPageSegments)
 // and the stepwise kernel (CompressPageWarp) whole; the compaction
 // (PackOffsetsKernel and PackKernel) on its own. Decompression: both
-// decoders over the blocks of the full segmented kernel, checked against
-// the corpus.
+// decoders (DecompressPageWarp, DecompressPageDirect) over the blocks of
+// the full segmented kernel, checked against the corpus.
 //
 // Usage: gpukbench --corpus FILE [--warps 1,2,...] [--json FILE]
 // FILE is a file of 4 KiB pages.
@@ -56,7 +56,7 @@ __global__ void PhaseKernel(const std::uint8_t* pages, std::uint32_t n, hzram_pa
     }
     if (kStop >= 3) {
       SegmentMatches(lanes, s);
-      v += s.has[i % (kPage / 32)] + MatchFrom(s)[(i * 17) % kPage];
+      v += s.has[i % (kPage / 32)] + MatchCodes(s)[(i * 17) % kPage];
     }
     if ((threadIdx.x & 31) == 0) records[i].value = v;
     __syncwarp();
@@ -206,7 +206,7 @@ int main(int argc, char** argv) {
     CompressKernel<2><<<sms, w * 32, w * seg>>>(d_pages, n, d_rec, d_arena);
     CUDA_OK(cudaDeviceSynchronize());
     for (int v : {1, 2}) {
-      const std::size_t dm = w * (v == 1 ? sizeof(DecompressScratch) : sizeof(GroupScratch));
+      const std::size_t dm = w * (v == 1 ? sizeof(DecompressScratch) : sizeof(DecodeScratch));
       auto run = [&](unsigned g, int t, std::size_t m) {
         if (v == 1)
           DecompressKernel<1><<<g, t, m>>>(d_rec, n, d_arena, bytes, d_out, d_status);
@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
           DecompressKernel<2><<<g, t, m>>>(d_rec, n, d_arena, bytes, d_out, d_status);
       };
       rows.push_back(v == 1 ? Time("dec stepwise", DecompressKernel<1>, dm, w, sms, n, run)
-                            : Time("dec grouped", DecompressKernel<2>, dm, w, sms, n, run));
+                            : Time("dec direct", DecompressKernel<2>, dm, w, sms, n, run));
       std::vector<std::uint8_t> back(bytes);
       std::vector<int> st(n);
       CUDA_OK(cudaMemcpy(back.data(), d_out, bytes, cudaMemcpyDeviceToHost));

@@ -16,6 +16,8 @@
 #include <mutex>
 #include <thread>
 
+#include <time.h>
+
 #include "access_trace.h"
 #include "hybrid_model.h"
 #include "hzram/backend.h"
@@ -492,6 +494,35 @@ void RoundTripPages(HybridCodec& h, const std::vector<std::uint8_t>& pages) {
 // The watchdog's time runs from the backend's submission, not from the end
 // of the CPU's share: a hung part is given up as soon as the CPU's share is
 // done when that took longer than the watchdog, not a watchdog later.
+// Waiting for the device costs the host little CPU: the poll naps once
+// the batch has taken a while (hzramd --backend gpu's CPU time per GiB is
+// what a GPU saves), and still sees the batch done soon after it is.
+TEST(HybridWatchdogTest, WaitingForTheDeviceTakesLittleCpu) {
+  auto cpu = Cpu();
+  SlowBackend dev(1, 64);
+  dev.delay_s = 0.2;
+  HybridCodec h(cpu.get(), &dev, HybridCodec::Split::kBackendFirst);
+  h.set_watchdog(5);
+  const auto pages = MixedPages(64, 7);
+  std::vector<hzram_page_record> rec(64);
+  std::vector<std::uint8_t> arena(Codec::ArenaBytes(64));
+  auto thread_cpu = [] {
+    timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + t.tv_nsec / 1e9;
+  };
+  const double c0 = thread_cpu();
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(0, h.Compress(PageList(pages.data(), 64), rec, arena));
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double used = thread_cpu() - c0;
+  EXPECT_EQ(64u, h.last_backend_pages());
+  EXPECT_GE(wall, 0.2);
+  EXPECT_LT(wall, 1.0);
+  // Polling with yields the whole time took all of the 0.2 s.
+  EXPECT_LT(used, 0.05) << "the calling thread used " << used << " s of CPU in " << wall << " s";
+}
+
 TEST(HybridWatchdogTest, RunsFromTheSubmission) {
   EXPECT_LE(HybridCodec::kDefaultWatchdog, 0.25) << "a quarter of the module's 1000 ms";
   auto cpu = Cpu();

@@ -6,6 +6,7 @@
 #include <sched.h>
 
 #include <atomic>
+#include <chrono>
 #include <set>
 #include <thread>
 
@@ -103,6 +104,22 @@ TEST(ThreadPoolTest, ConcurrentCallersAreSerialised) {
   c.join();
   EXPECT_EQ(0, overlap.load());
   EXPECT_EQ(3 * 300 * 2, total.load());
+}
+
+// Workers that do not spin between runs (the GPU codec's staging pool)
+// go straight to sleep and are woken by every run.
+TEST(ThreadPoolTest, WorkersThatDoNotSpinWakeForEveryRun) {
+  int err;
+  auto pool = ThreadPool::Create(4, false, &err, std::chrono::microseconds(0));
+  ASSERT_TRUE(pool);
+  std::atomic<int> n{0};
+  auto fn = [&](unsigned) { n++; };
+  for (int r = 0; r < 300; r++) {
+    pool->Run(fn);
+    if (r % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_EQ(300 * 4, n.load());
+  EXPECT_EQ(300u, pool->runs());
 }
 
 TEST(ThreadPoolTest, ZeroThreadsMeansOne) {

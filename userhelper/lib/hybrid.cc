@@ -25,6 +25,26 @@ bool HasData(const hzram_page_record& r) {
   return r.kind == HZRAM_PAGE_RAW || r.kind == HZRAM_PAGE_LZ4;
 }
 
+// The pause between two polls of the backend, for a wait that began at
+// @since and must end by @until: a yield for the first kPollSpin, then a
+// sleep of a sixteenth of the time waited so far, at most kPollNap and
+// never past @until. A batch the device ends soon is seen at once; a
+// long one costs the host little CPU, and is seen at most a sixteenth of
+// its time late (its copy back starts at that poll).
+constexpr auto kPollSpin = std::chrono::microseconds(20);
+constexpr auto kPollNap = std::chrono::microseconds(100);
+void PollPause(Clock::time_point since, Clock::time_point until) {
+  const auto now = Clock::now();
+  const auto waited = now - since;
+  if (waited < kPollSpin) {
+    std::this_thread::yield();
+    return;
+  }
+  auto nap = std::min<Clock::duration>(waited / 16, kPollNap);
+  if (until - now < nap) nap = until - now;
+  if (nap > Clock::duration::zero()) std::this_thread::sleep_for(nap);
+}
+
 }  // namespace
 
 HybridCodec::HybridCodec(Codec* cpu, AsyncBackend* backend, Split split)
@@ -330,12 +350,13 @@ int HybridCodec::WaitParts(BatchTiming* timing) {
     if (ret == 0) {
       // Polling every part lets each start its copy back as soon as its
       // kernels are done.
+      const auto since = Clock::now();
       for (;;) {
         bool ready = backend_->Ready(ticket);
         for (std::size_t k = j + 1; k < parts_.size(); k++) backend_->Ready(parts_[k].ticket);
         if (ready || Clock::now() > deadline) break;
         if (progress_) progress_(progress_arg_);
-        std::this_thread::yield();
+        PollPause(since, deadline);
       }
       if (!backend_->Ready(ticket)) {
         timeouts_++;

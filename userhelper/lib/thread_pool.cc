@@ -13,16 +13,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A worker waits this long for the next batch before it sleeps: batches
-// that follow each other closely find it awake, an idle pool costs no CPU.
-constexpr auto kWorkerSpin = std::chrono::microseconds(50);
-
 inline void CpuRelax() { __builtin_ia32_pause(); }
 
 }  // namespace
 
-std::unique_ptr<ThreadPool> ThreadPool::Create(unsigned threads, bool pin, int* err) {
+std::unique_ptr<ThreadPool> ThreadPool::Create(unsigned threads, bool pin, int* err,
+                                               std::chrono::microseconds spin) {
   std::unique_ptr<ThreadPool> pool(new ThreadPool());
+  pool->spin_ = spin;
   std::vector<int> allowed;
   cpu_set_t set;
 
@@ -65,8 +63,8 @@ void ThreadPool::Work(unsigned index) {
   std::uint32_t seen = 0;
   for (;;) {
     std::uint32_t g = generation_.load(std::memory_order_acquire);
-    if (g == seen) {
-      const auto until = Clock::now() + kWorkerSpin;
+    if (g == seen && spin_.count() > 0) {
+      const auto until = Clock::now() + spin_;
       do {
         for (int i = 0; i < 64 && g == seen; i++) {
           CpuRelax();

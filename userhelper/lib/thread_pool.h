@@ -5,6 +5,7 @@
 #define HZRAM_THREAD_POOL_H
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -18,9 +19,15 @@ class ThreadPool {
   // A pool of @threads workers (at least 1): the thread that calls Run()
   // is worker 0, and @threads - 1 threads are started as workers 1.. .
   // With @pin, worker i (i >= 1) is bound to the i-th CPU (modulo their
-  // number) of the caller's affinity mask. Returns nullptr and sets *err
-  // to a negative errno on failure.
-  static std::unique_ptr<ThreadPool> Create(unsigned threads, bool pin, int* err);
+  // number) of the caller's affinity mask. A worker done with a Run()
+  // spins for @spin for the next before it sleeps: runs that follow each
+  // other closely (the codec's batches) find it awake; a pool whose runs
+  // are far apart (the GPU codec's staging copies, a batch's device time
+  // apart) spins for nothing. Returns nullptr and sets *err to a negative
+  // errno on failure.
+  static constexpr std::chrono::microseconds kDefaultSpin{50};
+  static std::unique_ptr<ThreadPool> Create(unsigned threads, bool pin, int* err,
+                                            std::chrono::microseconds spin = kDefaultSpin);
 
   // Stops and joins the workers; no Run() may be in progress.
   ~ThreadPool();
@@ -54,6 +61,7 @@ class ThreadPool {
 
   std::vector<std::thread> threads_;
   std::vector<int> cpus_;                 // of workers 1..
+  std::chrono::microseconds spin_{kDefaultSpin};
   std::mutex run_mutex_;                  // one Run() at a time
   void (*fn_)(void*, unsigned) = nullptr;  // written before generation_
   void* ctx_ = nullptr;

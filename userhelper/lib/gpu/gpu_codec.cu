@@ -366,7 +366,8 @@ int GpuCodec::Impl::StartStagingThreads() {
     n = std::clamp(n, 1u, 8u);
   }
   int err = 0;
-  pool = ThreadPool::Create(n, false, &err);
+  // Their runs are a batch's device time apart: no spinning between them.
+  pool = ThreadPool::Create(n, false, &err, std::chrono::microseconds(0));
   if (!pool) {
     Fail("staging threads: " + std::string(std::strerror(-err)));
     return err;

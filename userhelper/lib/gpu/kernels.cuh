@@ -33,12 +33,12 @@ struct DeviceLanes {
 
 // The kernels' algorithms (GpuOptions::compress_kernel and
 // decompress_kernel): 1, the stepwise ones (CompressPageWarp,
-// DecompressPageWarp); 2, the segmented compressor and the grouped
-// decoder (CompressPageSegments, DecompressPageGroups).
+// DecompressPageWarp); 2, the segmented compressor (CompressPageSegments)
+// and the decoder that reads the block where it is (DecompressPageDirect).
 template <int kVersion>
 using CompressScratchOf = std::conditional_t<kVersion == 1, CompressScratch, SegmentScratch>;
 template <int kVersion>
-using DecompressScratchOf = std::conditional_t<kVersion == 1, DecompressScratch, GroupScratch>;
+using DecompressScratchOf = std::conditional_t<kVersion == 1, DecompressScratch, DecodeScratch>;
 
 // Compress pages [0, n) of @pages (device, n * kPage bytes) into @arena
 // (device, n * kPage bytes: page i's data at i * kPage) and @records.
@@ -106,7 +106,7 @@ __global__ void DecompressKernel(const hzram_page_record* records, std::uint32_t
       if constexpr (kVersion == 1)
         ret = DecompressPageWarp(lanes, s, arena + r.value, r.length, dst);
       else
-        ret = DecompressPageGroups(lanes, s, arena + r.value, r.length, dst);
+        ret = DecompressPageDirect(lanes, s, arena + r.value, r.length, dst);
     }
     if (lane == 0) status[i] = ret;
     __syncwarp();

@@ -53,8 +53,9 @@ constexpr std::uint32_t kFull = 0xffffffffu;
 // What a page compressed to.
 enum class PageKind : std::uint8_t { kSame = 1, kRaw = 2, kLz4 = 3 };
 
-// A warp's scratch for compression: 21 KiB.
+// A warp's scratch for compression (CompressPageWarp): 20 KiB.
 struct CompressScratch {
+  static constexpr int kHashLog = lz4::kHashLog;
   alignas(16) std::uint8_t page[kPage];
   std::uint16_t prev[kPage];                // position + 1 of the last earlier
                                             // position with the same hash; 0: none
@@ -64,9 +65,20 @@ struct CompressScratch {
   std::uint8_t flag2[kLanes];
 };
 
-// A warp's scratch for decompression: 8 KiB.
+// A warp's scratch for decompression (DecompressPageWarp): 8 KiB, the
+// block copied in and the page decoded.
 struct DecompressScratch {
+  static constexpr bool kStageInput = true;
   alignas(16) std::uint8_t in[kPage];
+  alignas(16) std::uint8_t out[kPage];
+};
+
+// The same without the block (DecompressPageDirect): 4 KiB. The warp
+// reads the block where it is (global memory on the GPU, where every
+// lane reads the same token at once and the literals side by side): with
+// half the shared memory, twice the warps are resident.
+struct DecodeScratch {
+  static constexpr bool kStageInput = false;
   alignas(16) std::uint8_t out[kPage];
 };
 
@@ -143,9 +155,11 @@ HZ_HD int Clz(std::uint32_t v) {
 #endif
 }
 
-// The hash of the 6 bytes at @p of @page (of an 8-byte read).
+// The hash of the 6 bytes at @p of @page (of an 8-byte read), @kLog
+// bits: lz4::Hash6's for kLog 12 (lz4::kHashLog).
+template <int kLog>
 HZ_HD std::uint32_t PageHash(const std::uint8_t* page, std::uint32_t p) {
-  return lz4::Hash6(PageLoad64(page, p));
+  return static_cast<std::uint32_t>(((PageLoad64(page, p) << 16) * 889523592379ull) >> (64 - kLog));
 }
 
 // Bytes of a length's continuation (255, ..., rest) for a field of @len;
@@ -189,8 +203,8 @@ class HostLanes {
 
 // How many bytes from @x equal those from @y (y < x), up to kMatchLimit:
 // 4 bytes a lane, 128 a step.
-template <class L>
-HZ_HD std::uint32_t MatchTail(L& lanes, CompressScratch& s, std::uint32_t x0, std::uint32_t y0) {
+template <class L, class S>
+HZ_HD std::uint32_t MatchTail(L& lanes, S& s, std::uint32_t x0, std::uint32_t y0) {
   std::uint32_t a = x0, b = y0;
   for (;;) {
     lanes.Each([&](int lane) {
@@ -217,20 +231,20 @@ HZ_HD std::uint32_t MatchTail(L& lanes, CompressScratch& s, std::uint32_t x0, st
 
 // The page at @src (kPage bytes, 16-byte aligned on the device) into
 // scratch, 16 bytes a lane at a time; the hash table emptied.
-template <class L>
-HZ_HD void LoadPage(L& lanes, CompressScratch& s, const std::uint8_t* src) {
+template <class L, class S>
+HZ_HD void LoadPage(L& lanes, S& s, const std::uint8_t* src) {
   lanes.Each([&](int lane) {
     for (std::uint32_t k = 0; k < kPage / (16 * kLanes); k++) {
       const std::uint32_t o = (k * kLanes + lane) * 16;
       Copy16(s.page + o, src + o);
     }
-    for (std::uint32_t i = lane; i < (1u << lz4::kHashLog); i += kLanes) s.head[i] = 0;
+    for (std::uint32_t i = lane; i < (1u << S::kHashLog); i += kLanes) s.head[i] = 0;
   });
 }
 
 // Whether the page in scratch is one 8-byte word repeated.
-template <class L>
-HZ_HD bool SameFilled(L& lanes, CompressScratch& s) {
+template <class L, class S>
+HZ_HD bool SameFilled(L& lanes, S& s) {
   lanes.Each([&](int lane) {
     const std::uint64_t w0 = Load64Aligned(s.page);
     bool same = true;
@@ -245,13 +259,13 @@ HZ_HD bool SameFilled(L& lanes, CompressScratch& s) {
 
 // s.prev: each position's last earlier position with the same hash, 32 at
 // a time: within the 32 by MatchAny, before them from the table.
-template <class L>
-HZ_HD void ChainPositions(L& lanes, CompressScratch& s) {
+template <class L, class S>
+HZ_HD void ChainPositions(L& lanes, S& s) {
   for (std::uint32_t base = 0; base < kSearchEnd; base += kLanes) {
     lanes.Each([&](int lane) {
       const std::uint32_t p = base + lane;
       // Out-of-range lanes get a value no other lane has.
-      s.value[lane] = p < kSearchEnd ? PageHash(s.page, p) : (0x80000000u | lane);
+      s.value[lane] = p < kSearchEnd ? PageHash<S::kHashLog>(s.page, p) : (0x80000000u | lane);
     });
     lanes.Each([&](int lane) {
       const std::uint32_t p = base + lane;
@@ -332,7 +346,8 @@ HZ_HD std::uint32_t LongestMatch(L& lanes, CompressScratch& s, std::uint32_t mpo
 
 // Extend the match at *mpos (from *mfrom) backwards over equal literals,
 // down to @anchor at most.
-HZ_HD void ExtendBackwards(const CompressScratch& s, std::uint32_t anchor, std::uint32_t* mpos,
+template <class S>
+HZ_HD void ExtendBackwards(const S& s, std::uint32_t anchor, std::uint32_t* mpos,
                            std::uint32_t* mfrom) {
   std::uint32_t back = 0;
   while (*mpos - back > anchor && *mfrom - back > 0 &&
@@ -373,8 +388,8 @@ HZ_HD std::uint32_t EmitSequence(L& lanes, const CompressScratch& s, std::uint8_
 // The block's end at @op of @dst: the last literals, from @anchor; or,
 // when @raw or when they would make the block no smaller than the page,
 // the page itself. Returns kLz4 (*len the block's length) or kRaw.
-template <class L>
-HZ_HD PageKind EmitLastLiterals(L& lanes, const CompressScratch& s, std::uint8_t* dst,
+template <class L, class S>
+HZ_HD PageKind EmitLastLiterals(L& lanes, const S& s, std::uint8_t* dst,
                                 std::uint32_t op, std::uint32_t anchor, bool raw,
                                 std::uint32_t* len) {
   const std::uint32_t lit = kPage - anchor;
@@ -437,24 +452,45 @@ HZ_HD PageKind CompressPageWarp(L& lanes, CompressScratch& s, const std::uint8_t
   return EmitLastLiterals(lanes, s, dst, op, anchor, raw, len);
 }
 
-// The segmented compressor (CompressPageSegments): the scratch of
-// CompressPageWarp, the hash table's space reused for each position's
-// match source once the chains are made, and two tables of the parse.
+// The segmented compressor (CompressPageSegments), its scratch: 21 KiB.
+// Once the chains are made, the hash table's space holds each position's
+// match (MatchCode()). (Written over s.prev in place, which would save 8
+// KiB and let more warps be resident, the matches could not look two
+// occurrences back: on the page corpus that costs 2.3% of the ratio.)
 struct Sequence {
   std::uint16_t anchor, lit, offset, ml, op;  // literals from anchor; the
                                               // sequence's place in dst
 };
-struct SegmentScratch : CompressScratch {
-  std::uint32_t has[kPage / 32];  // bit p: position p has a match (SegmentMatches)
-  Sequence seq[kLanes];           // sequences not yet written
+struct SegmentScratch {
+  static constexpr int kHashLog = lz4::kHashLog;
+  alignas(16) std::uint8_t page[kPage];
+  std::uint16_t prev[kPage];            // as CompressScratch's
+  std::uint16_t head[1u << kHashLog];   // hash -> last position + 1 so far;
+                                        // then each position's MatchCode()
+  std::uint32_t has[kPage / 32];        // bit p: position p has a match
+  Sequence seq[kLanes];                 // sequences not yet written
+  std::uint32_t value[kLanes];          // per lane, for collectives
+  std::uint8_t flag[kLanes];
+  std::uint8_t flag2[kLanes];
 };
 
-// The match source of position p (SegmentScratch::head reused): source + 1,
-// 0 none.
-HZ_HD std::uint16_t* MatchFrom(SegmentScratch& s) { return s.head; }
+// A position's match in 16 bits: its source + 1 in the low 12 (a match
+// starts before kSearchEnd, so its source is below 4084), and its length
+// less kMinMatch in the high 4 when under kLongMatch, else 15: at least
+// kLongMatch bytes.
+constexpr std::uint32_t kLongMatch = lz4::kMinMatch + 15;
+HZ_HD std::uint16_t MatchCode(std::uint32_t from, std::uint32_t len) {
+  const std::uint32_t l = len < kLongMatch ? len - lz4::kMinMatch : 15;
+  return static_cast<std::uint16_t>((from + 1) | l << 12);
+}
+
+// Each position's MatchCode() (the hash table's space, once the chains
+// are made).
+HZ_HD std::uint16_t* MatchCodes(SegmentScratch& s) { return s.head; }
+HZ_HD const std::uint16_t* MatchCodes(const SegmentScratch& s) { return s.head; }
 
 // How many bytes from @p equal those from @c (c < p), at most @cap and
-// not past kMatchLimit; 4 at a time.
+// not past kMatchLimit; 4 at a time. Less than @cap: the match's end.
 HZ_HD std::uint32_t MatchLength(const std::uint8_t* page, std::uint32_t p, std::uint32_t c,
                                 std::uint32_t cap) {
   const std::uint32_t limit = kMatchLimit - p < cap ? kMatchLimit - p : cap;
@@ -469,35 +505,46 @@ HZ_HD std::uint32_t MatchLength(const std::uint8_t* page, std::uint32_t p, std::
 }
 
 // Each lane, for its segment of kSegment positions in turn: the match at
-// each position, the longest (up to kSegmentCap bytes) among the lane's
-// last offset, the previous occurrence and the one before it; inside a
-// match found at an earlier position of the lane, that match's
-// continuation without a search. Fills MatchFrom() and s.has (each lane
-// its own bytes of it: segments are whole bytes of s.has). Segments of
-// 136 bytes, not 128: the lanes' reads of the page at the same step fall
-// in different banks of shared memory (two lanes a bank, not 32); the
-// 31st lane's is the last 16 positions, the 32nd has none.
+// each position, the longest of the lane's last offset, the previous
+// occurrence and the one before it (s.prev), compared over kLongMatch
+// bytes; inside a match found at an earlier position of the lane, that
+// match's continuation, with no search. The winner's length is measured
+// on to kSegmentCap bytes, so that a long match is carried over as many
+// positions without a search. Fills MatchCodes() and s.has: each lane
+// its own positions and its own bytes (segments are whole bytes of
+// s.has). Segments of 136
+// bytes, not 128: the lanes' reads of the page at the same step fall in
+// different banks of shared memory (two lanes a bank, not 32); the 31st
+// lane's is the last 16 positions, the 32nd has none.
 constexpr std::uint32_t kSegment = 136;
 constexpr std::uint32_t kSegmentCap = 64;
 template <class L>
 HZ_HD void SegmentMatches(L& lanes, SegmentScratch& s) {
   lanes.Each([&](int lane) {
-    std::uint16_t* from = MatchFrom(s);
     std::uint8_t* has = reinterpret_cast<std::uint8_t*>(s.has);
     const std::uint32_t lo = static_cast<std::uint32_t>(lane) * kSegment;
     const std::uint32_t hi = lo + kSegment < kPage ? lo + kSegment : kPage;
+    // The match carried from the position before: source, length, and
+    // whether the length is exact (else at least that).
     std::uint32_t cf = 0, cl = 0, rep = 0, bits = 0;
+    bool exact = true;
     for (std::uint32_t p = lo; p < hi; p++) {
       std::uint32_t f = 0, l = 0;
       if (p < kSearchEnd) {
-        if (cl > lz4::kMinMatch) {
+        if (cl > lz4::kMinMatch && (exact || cl > kLongMatch)) {
           f = cf + 1;
           l = cl - 1;
+        } else if (cl > lz4::kMinMatch) {
+          // Carried, but no longer known to be long: measure it again.
+          f = cf + 1;
+          l = lz4::kMinMatch + MatchLength(s.page, p + 4, f + 4, kSegmentCap - 4);
+          exact = l < kSegmentCap;
         } else {
           const std::uint32_t v = PageLoad32(s.page, p);
           auto consider = [&](std::uint32_t c) {
             if (PageLoad32(s.page, c) != v) return;
-            const std::uint32_t n = MatchLength(s.page, p + 4, c + 4, kSegmentCap - 4) + 4;
+            const std::uint32_t n =
+                lz4::kMinMatch + MatchLength(s.page, p + 4, c + 4, kLongMatch - lz4::kMinMatch);
             if (n > l) {
               l = n;
               f = c;
@@ -506,13 +553,18 @@ HZ_HD void SegmentMatches(L& lanes, SegmentScratch& s) {
           if (rep && p >= rep) consider(p - rep);
           const std::uint32_t q = s.prev[p];
           if (q) {
-            consider(q - 1);
+            if (q - 1 != p - rep) consider(q - 1);
             const std::uint32_t q2 = s.prev[q - 1];
-            if (q2) consider(q2 - 1);
+            if (q2 && q2 - 1 != p - rep) consider(q2 - 1);
+          }
+          exact = l < kLongMatch;
+          if (!exact) {
+            l += MatchLength(s.page, p + kLongMatch, f + kLongMatch, kSegmentCap - kLongMatch);
+            exact = l < kSegmentCap;
           }
         }
       }
-      from[p] = l ? static_cast<std::uint16_t>(f + 1) : 0;
+      MatchCodes(s)[p] = l ? MatchCode(f, l) : 0;
       if (l) {
         bits |= 1u << (p & 7);
         rep = p - f;
@@ -538,26 +590,31 @@ HZ_HD std::uint32_t NextMatch(const SegmentScratch& s, std::uint32_t ip) {
   return w * 32 + static_cast<std::uint32_t>(Ctz(m));
 }
 
-// Write the @n sequences of s.seq into @dst: each lane one sequence's
-// token, lengths and offset; the literals by all lanes, sequence by
-// sequence. One step: no two write the same byte.
+// Write the @n sequences of s.seq into @dst, in one step (no two write
+// the same byte): each lane one sequence's token, lengths and offset, and
+// its literals if they are few; the longer runs of literals by all lanes.
+constexpr std::uint32_t kLaneLiterals = 32;
 template <class L>
 HZ_HD void WriteSequences(L& lanes, const SegmentScratch& s, std::uint8_t* dst, std::uint32_t n) {
   lanes.Each([&](int lane) {
     if (static_cast<std::uint32_t>(lane) < n) {
       const Sequence& q = s.seq[lane];
       const std::uint32_t mcode = q.ml - lz4::kMinMatch;
-      const std::uint32_t off_at = q.op + 1 + LengthBytes(q.lit) + q.lit;
+      const std::uint32_t lit_at = q.op + 1 + LengthBytes(q.lit);
+      const std::uint32_t off_at = lit_at + q.lit;
       dst[q.op] = static_cast<std::uint8_t>(
           (q.lit < lz4::kRunMask ? q.lit : lz4::kRunMask) << lz4::kMlBits |
           (mcode < lz4::kMlMask ? mcode : lz4::kMlMask));
       PutLength(dst + q.op + 1, q.lit);
+      if (q.lit <= kLaneLiterals)
+        for (std::uint32_t i = 0; i < q.lit; i++) dst[lit_at + i] = s.page[q.anchor + i];
       dst[off_at] = static_cast<std::uint8_t>(q.offset);
       dst[off_at + 1] = static_cast<std::uint8_t>(q.offset >> 8);
       PutLength(dst + off_at + 2, mcode);
     }
     for (std::uint32_t j = 0; j < n; j++) {
       const Sequence& q = s.seq[j];
+      if (q.lit <= kLaneLiterals) continue;
       const std::uint32_t lit_at = q.op + 1 + LengthBytes(q.lit);
       for (std::uint32_t i = lane; i < q.lit; i += kLanes) dst[lit_at + i] = s.page[q.anchor + i];
     }
@@ -566,9 +623,10 @@ HZ_HD void WriteSequences(L& lanes, const SegmentScratch& s, std::uint8_t* dst, 
 
 // CompressPageWarp's contract and output format, by another search: each
 // lane finds the matches of its own 136 positions (SegmentMatches), with
-// no step between positions; the parse then only walks from match to
-// match (s.has), measures each one's length (MatchTail, from 4 bytes in),
-// and collects the sequences, written 32 at a time by WriteSequences.
+// no step between positions; the parse then walks from match to match
+// (s.has), takes each one's length from its code (measuring on with
+// MatchTail only past kLongMatch bytes), and collects the sequences,
+// written 32 at a time by WriteSequences.
 template <class L>
 HZ_HD PageKind CompressPageSegments(L& lanes, SegmentScratch& s, const std::uint8_t* src,
                                     std::uint8_t* dst, std::uint32_t* len, std::uint64_t* word) {
@@ -585,9 +643,10 @@ HZ_HD PageKind CompressPageSegments(L& lanes, SegmentScratch& s, const std::uint
   for (;;) {
     std::uint32_t mpos = NextMatch(s, ip);
     if (mpos >= kSearchEnd) break;
-    std::uint32_t mfrom = MatchFrom(s)[mpos] - 1u;
-    const std::uint32_t end = mpos + lz4::kMinMatch +
-                              MatchTail(lanes, s, mpos + lz4::kMinMatch, mfrom + lz4::kMinMatch);
+    const std::uint32_t code = MatchCodes(s)[mpos];
+    std::uint32_t mfrom = (code & 0xfff) - 1u;
+    std::uint32_t end = mpos + lz4::kMinMatch + (code >> 12);
+    if (code >> 12 == 15) end = mpos + kLongMatch + MatchTail(lanes, s, mpos + kLongMatch, mfrom + kLongMatch);
     ExtendBackwards(s, anchor, &mpos, &mfrom);
     const std::uint32_t lit = mpos - anchor, ml = end - mpos;
     const std::uint32_t next = op + 1 + LengthBytes(lit) + lit + 2 + LengthBytes(ml - lz4::kMinMatch);
@@ -625,27 +684,33 @@ HZ_HD bool ReadLength(const std::uint8_t* in, std::uint32_t len, std::uint32_t* 
 // into @dst (kPage bytes, 16-byte aligned on the device). Returns 0, or
 // -EBADMSG (74) for a malformed block or one that does not decode to
 // exactly one page; the checks are the CPU decoder's.
-template <class L>
-HZ_HD int DecompressPageWarp(L& lanes, DecompressScratch& s, const std::uint8_t* src,
-                             std::uint32_t len, std::uint8_t* dst) {
+// With a DecodeScratch, the block is read where it is, not copied in
+// first (DecompressPageDirect).
+template <class L, class S = DecompressScratch>
+HZ_HD int DecompressPageWarp(L& lanes, S& s, const std::uint8_t* src, std::uint32_t len,
+                             std::uint8_t* dst) {
   constexpr int kBad = -74;  // -EBADMSG
   if (len == 0 || len >= kPage) return kBad;
-  lanes.Each([&](int lane) {
-    for (std::uint32_t i = lane; i < len; i += kLanes) s.in[i] = src[i];
-  });
+  const std::uint8_t* in = src;
+  if constexpr (S::kStageInput) {
+    lanes.Each([&](int lane) {
+      for (std::uint32_t i = lane; i < len; i += kLanes) s.in[i] = src[i];
+    });
+    in = s.in;
+  }
 
   std::uint32_t ip = 0, op = 0;
   int ret = kBad;
   for (;;) {
     if (ip >= len) break;  // a block ends with literals
-    const std::uint32_t token = s.in[ip++];
+    const std::uint32_t token = in[ip++];
     std::uint32_t lit = token >> lz4::kMlBits;
-    if (!(lit < lz4::kRunMask || ReadLength(s.in, len, &ip, &lit)) || lit > len - ip ||
+    if (!(lit < lz4::kRunMask || ReadLength(in, len, &ip, &lit)) || lit > len - ip ||
         lit > kPage - op)
       break;
     const bool last = lz4::LiteralsEndBlock(lit, kPage - op, len - ip);
     lanes.Each([&](int lane) {
-      for (std::uint32_t i = lane; i < lit; i += kLanes) s.out[op + i] = s.in[ip + i];
+      for (std::uint32_t i = lane; i < lit; i += kLanes) s.out[op + i] = in[ip + i];
     });
     ip += lit;
     op += lit;
@@ -655,11 +720,11 @@ HZ_HD int DecompressPageWarp(L& lanes, DecompressScratch& s, const std::uint8_t*
     }
 
     if (len - ip < 2) break;
-    const std::uint32_t offset = s.in[ip] | static_cast<std::uint32_t>(s.in[ip + 1]) << 8;
+    const std::uint32_t offset = in[ip] | static_cast<std::uint32_t>(in[ip + 1]) << 8;
     ip += 2;
     if (!lz4::OffsetFits(offset, op)) break;
     std::uint32_t ml = token & lz4::kMlMask;
-    const bool ok = ml < lz4::kMlMask || ReadLength(s.in, len, &ip, &ml);
+    const bool ok = ml < lz4::kMlMask || ReadLength(in, len, &ip, &ml);
     ml += lz4::kMinMatch;
     if (!ok || !lz4::MatchFits(ml, kPage - op)) break;
     // A match repeats the offset's period: each byte depends only on bytes
@@ -685,130 +750,11 @@ HZ_HD int DecompressPageWarp(L& lanes, DecompressScratch& s, const std::uint8_t*
   return ret;
 }
 
-// The grouped decoder (DecompressPageGroups): DecompressPageWarp's
-// scratch and the sequences of a group.
-struct DecodedSequence {
-  std::uint16_t lit_from, lit, op, offset, ml;  // literals from in[lit_from] to
-                                                // out[op], then the match (ml
-                                                // 0: none, the block's end)
-};
-struct GroupScratch : DecompressScratch {
-  DecodedSequence seq[kLanes];
-};
-
-// Write the @n decoded sequences of s.seq into s.out: first every
-// literal, in one step (they depend on nothing); then the matches in
-// order, as many in one step as read only bytes written before the step
-// (a match reads only bytes before its own start, so its source must end
-// before the step's first match starts).
+// DecompressPageWarp with a DecodeScratch: the second version's decoder.
 template <class L>
-HZ_HD void WriteDecoded(L& lanes, GroupScratch& s, std::uint32_t n) {
-  lanes.Each([&](int lane) {
-    for (std::uint32_t j = 0; j < n; j++) {
-      const DecodedSequence& q = s.seq[j];
-      for (std::uint32_t i = lane; i < q.lit; i += kLanes) s.out[q.op + i] = s.in[q.lit_from + i];
-    }
-  });
-  for (std::uint32_t j = 0; j < n;) {
-    std::uint32_t k = j, first = kPage;
-    for (; k < n; k++) {
-      const DecodedSequence& q = s.seq[k];
-      if (!q.ml) continue;
-      const std::uint32_t at = q.op + q.lit, from = at - q.offset;
-      const std::uint32_t upto = from + (q.ml < q.offset ? q.ml : q.offset);
-      if (first != kPage && upto > first) break;
-      if (first == kPage) first = at;
-    }
-    lanes.Each([&](int lane) {
-      for (std::uint32_t t = j; t < k; t++) {
-        const DecodedSequence& q = s.seq[t];
-        const std::uint32_t at = q.op + q.lit, from = at - q.offset;
-        if (q.offset >= q.ml) {
-          for (std::uint32_t i = lane; i < q.ml; i += kLanes) s.out[at + i] = s.out[from + i];
-        } else {
-          for (std::uint32_t i = lane; i < q.ml; i += kLanes) s.out[at + i] = s.out[from + i % q.offset];
-        }
-      }
-    });
-    j = k;
-  }
-}
-
-// DecompressPageWarp's contract, checks and results, by another schedule:
-// the warp reads up to 32 sequences' tokens, lengths and offsets (every
-// lane the same, from shared memory, with no step between them), then
-// writes them with WriteDecoded: a step for the group's literals and one
-// for each run of matches that do not read each other's output.
-template <class L>
-HZ_HD int DecompressPageGroups(L& lanes, GroupScratch& s, const std::uint8_t* src,
+HZ_HD int DecompressPageDirect(L& lanes, DecodeScratch& s, const std::uint8_t* src,
                                std::uint32_t len, std::uint8_t* dst) {
-  constexpr int kBad = -74;  // -EBADMSG
-  if (len == 0 || len >= kPage) return kBad;
-  lanes.Each([&](int lane) {
-    for (std::uint32_t i = lane; i < len; i += kLanes) s.in[i] = src[i];
-  });
-
-  std::uint32_t ip = 0, op = 0;
-  int ret = kBad;
-  bool done = false;
-  while (!done) {
-    std::uint32_t n = 0;
-    while (n < kLanes) {
-      if (ip >= len) {  // a block ends with literals
-        done = true;
-        break;
-      }
-      const std::uint32_t token = s.in[ip++];
-      std::uint32_t lit = token >> lz4::kMlBits;
-      if (!(lit < lz4::kRunMask || ReadLength(s.in, len, &ip, &lit)) || lit > len - ip ||
-          lit > kPage - op) {
-        done = true;
-        break;
-      }
-      const bool last = lz4::LiteralsEndBlock(lit, kPage - op, len - ip);
-      DecodedSequence q = {static_cast<std::uint16_t>(ip), static_cast<std::uint16_t>(lit),
-                           static_cast<std::uint16_t>(op), 0, 0};
-      ip += lit;
-      op += lit;
-      if (last) {
-        ret = ip == len && op == kPage ? 0 : kBad;
-        s.seq[n++] = q;
-        done = true;
-        break;
-      }
-      if (len - ip < 2) {
-        done = true;
-        break;
-      }
-      const std::uint32_t offset = s.in[ip] | static_cast<std::uint32_t>(s.in[ip + 1]) << 8;
-      ip += 2;
-      if (!lz4::OffsetFits(offset, op)) {
-        done = true;
-        break;
-      }
-      std::uint32_t ml = token & lz4::kMlMask;
-      const bool ok = ml < lz4::kMlMask || ReadLength(s.in, len, &ip, &ml);
-      ml += lz4::kMinMatch;
-      if (!ok || !lz4::MatchFits(ml, kPage - op)) {
-        done = true;
-        break;
-      }
-      q.offset = static_cast<std::uint16_t>(offset);
-      q.ml = static_cast<std::uint16_t>(ml);
-      s.seq[n++] = q;
-      op += ml;
-    }
-    // A malformed block's output is never used: stop at once.
-    if (done && ret != 0) return kBad;
-    WriteDecoded(lanes, s, n);
-  }
-  lanes.Each([&](int lane) {
-    for (std::uint32_t k = 0; k < kPage / (16 * kLanes); k++) {
-      const std::uint32_t o = (k * kLanes + lane) * 16;
-      Copy16(dst + o, s.out + o);
-    }
-  });
-  return ret;
+  return DecompressPageWarp(lanes, s, src, len, dst);
 }
 
 }  // namespace hzram::gpu
