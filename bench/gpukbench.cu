@@ -10,11 +10,15 @@
 //   load      the page into shared memory (and the hash table cleared)
 //   same      + the same-filled check
 //   chains    + each position's previous occurrence (ChainPositions)
-//   segments  + each lane's matches over its segment (SegmentMatches)
+//   segments  + each lane's matches over its segment (SegmentMatches,
+//             MarkMatches)
 //   full      + the parse and the output (CompressPageSegments)
+//   positions chains, then each position's match on its own
+//             (PositionMatches, MarkMatches), and that search's whole
+//             kernel (CompressPagePositions)
 // and the stepwise kernel (CompressPageWarp) whole; the compaction
 // (PackOffsetsKernel and PackKernel) on its own. Decompression: both
-// decoders (DecompressPageWarp, DecompressPageDirect) over the blocks of
+// decoders (DecompressPageWarp, DecompressPageMerged) over the blocks of
 // the full segmented kernel, checked against the corpus.
 //
 // Usage: gpukbench --corpus FILE [--warps 1,2,...] [--json FILE]
@@ -38,8 +42,8 @@ namespace {
 using namespace hzram::gpu;
 
 // The segmented compressor cut after phase @kStop (0 load, 1 same,
-// 2 chains, 3 segments); what it computed goes to the record, so that
-// nothing is left out as unused.
+// 2 chains, 3 segments; 4: chains and positions); what it computed goes
+// to the record, so that nothing is left out as unused.
 template <int kStop>
 __global__ void PhaseKernel(const std::uint8_t* pages, std::uint32_t n, hzram_page_record* records) {
   extern __shared__ __align__(16) unsigned char smem[];
@@ -54,11 +58,34 @@ __global__ void PhaseKernel(const std::uint8_t* pages, std::uint32_t n, hzram_pa
       ChainPositions(lanes, s);
       v += s.prev[(i * 13) % kPage];
     }
-    if (kStop >= 3) {
+    if (kStop == 3) {
       SegmentMatches(lanes, s);
+      MarkMatches(lanes, s, MatchCodes(s));
       v += s.has[i % (kPage / 32)] + MatchCodes(s)[(i * 17) % kPage];
     }
+    if (kStop == 4) {
+      PositionMatches(lanes, s);
+      MarkMatches(lanes, s, s.prev);
+      v += s.has[i % (kPage / 32)] + s.prev[(i * 17) % kPage];
+    }
     if ((threadIdx.x & 31) == 0) records[i].value = v;
+    __syncwarp();
+  }
+}
+
+// The whole compressor with PositionMatches' search, as CompressKernel.
+__global__ void PositionsKernel(const std::uint8_t* pages, std::uint32_t n, hzram_page_record* records,
+                                std::uint8_t* arena) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const unsigned warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  SegmentScratch& s = reinterpret_cast<SegmentScratch*>(smem)[warp];
+  DeviceLanes lanes;
+  for (std::uint32_t i = blockIdx.x * warps + warp; i < n; i += gridDim.x * warps) {
+    std::uint32_t len = 0;
+    std::uint64_t word = 0;
+    const std::uint64_t at = static_cast<std::uint64_t>(i) * kPage;
+    const PageKind kind = CompressPagePositions(lanes, s, pages + at, arena + at, &len, &word);
+    if ((threadIdx.x & 31) == 0) records[i].length = kind == PageKind::kLz4 ? len : kPage;
     __syncwarp();
   }
 }
@@ -187,6 +214,12 @@ int main(int argc, char** argv) {
     rows.push_back(Time("comp +segments", PhaseKernel<3>, w * seg, w, sms, n, [&](unsigned g, int t, std::size_t m) {
       PhaseKernel<3><<<g, t, m>>>(d_pages, n, d_rec);
     }));
+    rows.push_back(Time("comp positions only", PhaseKernel<4>, w * seg, w, sms, n, [&](unsigned g, int t, std::size_t m) {
+      PhaseKernel<4><<<g, t, m>>>(d_pages, n, d_rec);
+    }));
+    rows.push_back(Time("comp positions", PositionsKernel, w * seg, w, sms, n, [&](unsigned g, int t, std::size_t m) {
+      PositionsKernel<<<g, t, m>>>(d_pages, n, d_rec, d_arena);
+    }));
     rows.push_back(Time("comp stepwise", CompressKernel<1>, w * step, w, sms, n, [&](unsigned g, int t, std::size_t m) {
       CompressKernel<1><<<g, t, m>>>(d_pages, n, d_rec, d_arena);
     }));
@@ -206,7 +239,7 @@ int main(int argc, char** argv) {
     CompressKernel<2><<<sms, w * 32, w * seg>>>(d_pages, n, d_rec, d_arena);
     CUDA_OK(cudaDeviceSynchronize());
     for (int v : {1, 2}) {
-      const std::size_t dm = w * (v == 1 ? sizeof(DecompressScratch) : sizeof(DecodeScratch));
+      const std::size_t dm = w * (v == 1 ? sizeof(DecompressScratch) : sizeof(DecompressScratch));
       auto run = [&](unsigned g, int t, std::size_t m) {
         if (v == 1)
           DecompressKernel<1><<<g, t, m>>>(d_rec, n, d_arena, bytes, d_out, d_status);
@@ -214,7 +247,7 @@ int main(int argc, char** argv) {
           DecompressKernel<2><<<g, t, m>>>(d_rec, n, d_arena, bytes, d_out, d_status);
       };
       rows.push_back(v == 1 ? Time("dec stepwise", DecompressKernel<1>, dm, w, sms, n, run)
-                            : Time("dec direct", DecompressKernel<2>, dm, w, sms, n, run));
+                            : Time("dec merged", DecompressKernel<2>, dm, w, sms, n, run));
       std::vector<std::uint8_t> back(bytes);
       std::vector<int> st(n);
       CUDA_OK(cudaMemcpy(back.data(), d_out, bytes, cudaMemcpyDeviceToHost));

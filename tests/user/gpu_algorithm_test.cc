@@ -2,7 +2,7 @@
 // The GPU codec's per-page algorithms (userhelper/lib/gpu/lz4_warp.h), run on the host
 // by HostLanes: what the kernels compute, checked on any machine, for
 // both versions of the kernels (1: CompressPageWarp and
-// DecompressPageWarp; 2: CompressPageSegments and DecompressPageDirect).
+// DecompressPageWarp; 2: CompressPageSegments and DecompressPageMerged).
 // Blocks they make must decode with the CPU codec, liblz4, the kernel's
 // LZ4 and both GPU decoders; they must decode theirs; their ratio must be
 // within 2% of the CPU codec's; malformed blocks must fail exactly as
@@ -43,11 +43,11 @@ Encoded GpuCompress(int version, const std::uint8_t* page) {
 
 int GpuDecompress(int version, const std::uint8_t* src, std::size_t len, std::uint8_t* dst) {
   static auto scratch1 = std::make_unique<gpu::DecompressScratch>();
-  static auto scratch2 = std::make_unique<gpu::DecodeScratch>();
+  static auto scratch2 = std::make_unique<gpu::DecompressScratch>();
   gpu::HostLanes lanes;
   const auto n = static_cast<std::uint32_t>(len);
   return version == 1 ? gpu::DecompressPageWarp(lanes, *scratch1, src, n, dst)
-                      : gpu::DecompressPageDirect(lanes, *scratch2, src, n, dst);
+                      : gpu::DecompressPageMerged(lanes, *scratch2, src, n, dst);
 }
 
 class GpuAlgorithmTest : public ::testing::TestWithParam<int> {

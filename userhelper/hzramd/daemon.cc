@@ -124,6 +124,18 @@ int Serve(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, const ServeOption
   std::array<int, kMaxBatchPages> status;
   int ret;
   beat();
+  // The device's arenas, page-locked for a GPU while it is served.
+  if (const int shared = encoder.ShareMemory(io.regions()); shared == 0)
+    HZ_INFO("hzram%u: its arenas are page-locked for the GPU: batches cross without copies", dev);
+  else if (shared != -EOPNOTSUPP)
+    HZ_INFO("hzram%u: its arenas cannot be page-locked for the GPU (%s): batches are copied through "
+            "the GPU's buffers",
+            dev, std::strerror(-shared));
+  struct Unshare {
+    BatchEncoder& encoder;
+    const Regions& regions;
+    ~Unshare() { encoder.UnshareMemory(regions); }
+  } unshare{encoder, io.regions()};
   for (std::uint32_t i = 0; i < io.regions().info.nr_batches; i++)
     if ((ret = io.QueueFetch())) return failed("queuing FETCH", ret);
   if ((ret = io.Submit())) return failed("submitting", ret);

@@ -160,6 +160,21 @@ class CodecEncoder final : public BatchEncoder {
     }
   }
   bool has_backend() const override { return backend_on_.load(std::memory_order_relaxed); }
+  // Both regions, under the turn: no batch of the device's is in flight
+  // meanwhile. The first error is returned; what was locked stays so.
+  int ShareMemory(const Regions& r) override {
+    if (!device_) return -EOPNOTSUPP;
+    std::lock_guard<TurnLock> lock(mutex_);
+    const int ro = device_->RegisterHostMemory(const_cast<std::uint8_t*>(r.ro), r.info.ro_size, true);
+    const int rw = device_->RegisterHostMemory(r.rw, r.info.rw_size, false);
+    return ro ? ro : rw;
+  }
+  void UnshareMemory(const Regions& r) override {
+    if (!device_) return;
+    std::lock_guard<TurnLock> lock(mutex_);
+    device_->UnregisterHostMemory(const_cast<std::uint8_t*>(r.ro));
+    device_->UnregisterHostMemory(r.rw);
+  }
 
  private:
   // A batch's turn at the codec, waited for while the device is in use

@@ -9,6 +9,7 @@
 #include <linux/hzram.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -71,6 +72,8 @@ struct BatchTime {
 BatchTime TimeOfBatch(std::uint32_t timeout_ms, Clock::time_point fetched,
                       std::atomic<std::int64_t>* heartbeat = nullptr);
 
+struct Regions;
+
 // Compresses batches of pages into the codec's record layout.
 class BatchEncoder {
  public:
@@ -96,6 +99,18 @@ class BatchEncoder {
   virtual std::string Describe() const = 0;
   // Whether a backend (a GPU) works beside the CPU codec, still.
   virtual bool has_backend() const { return false; }
+  // The memory a device shares with hzramd (its descriptors and staging,
+  // read-only, and its output slots), from the start of its Serve() to
+  // its end: a GPU backend page-locks it, so that batches in it cross
+  // the link without copies on the host. Returns 0, or the backend's
+  // negative errno (-EOPNOTSUPP: none, or nothing to do): its batches
+  // then go through the backend's own buffers. Unshare before the memory
+  // is unmapped.
+  virtual int ShareMemory(const Regions& r) {
+    (void)r;
+    return -EOPNOTSUPP;
+  }
+  virtual void UnshareMemory(const Regions& r) { (void)r; }
 };
 
 // The largest batch an encoder takes, in pages.

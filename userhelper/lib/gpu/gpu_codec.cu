@@ -742,19 +742,21 @@ void GpuCodec::Abandon(int ticket, const std::string& why) {
 
 unsigned GpuCodec::max_in_flight() const { return static_cast<unsigned>(impl_->slots.size()); }
 
-int GpuCodec::RegisterHostMemory(void* p, std::size_t bytes) {
+int GpuCodec::RegisterHostMemory(void* p, std::size_t bytes, bool read_only) {
   Impl& m = *impl_;
   if (!p || bytes == 0) return -EINVAL;
   const auto* b = static_cast<const std::uint8_t*>(p);
   for (const auto& r : m.registered)
     if (b < r.p + r.bytes && r.p < b + bytes) return -EINVAL;
   if (!m.healthy || m.Select()) return -EIO;
-  const cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterDefault);
+  const cudaError_t e =
+      cudaHostRegister(p, bytes, read_only ? cudaHostRegisterReadOnly : cudaHostRegisterDefault);
   if (e == cudaErrorMemoryAllocation) return -ENOMEM;
   if (e != cudaSuccess) {
     // Not a device failure: the memory cannot be locked (its kind, a
     // limit). The codec goes on through its pinned buffers.
     cudaGetLastError();
+    if (e == cudaErrorNotSupported) return -EOPNOTSUPP;  // read-only, here
     return e == cudaErrorInvalidValue || e == cudaErrorHostMemoryAlreadyRegistered ? -EINVAL : -EIO;
   }
   m.registered.push_back({b, bytes});

@@ -34,11 +34,11 @@ struct DeviceLanes {
 // The kernels' algorithms (GpuOptions::compress_kernel and
 // decompress_kernel): 1, the stepwise ones (CompressPageWarp,
 // DecompressPageWarp); 2, the segmented compressor (CompressPageSegments)
-// and the decoder that reads the block where it is (DecompressPageDirect).
+// and the decoder that merges a sequence's steps (DecompressPageMerged).
 template <int kVersion>
 using CompressScratchOf = std::conditional_t<kVersion == 1, CompressScratch, SegmentScratch>;
 template <int kVersion>
-using DecompressScratchOf = std::conditional_t<kVersion == 1, DecompressScratch, DecodeScratch>;
+using DecompressScratchOf = DecompressScratch;
 
 // Compress pages [0, n) of @pages (device, n * kPage bytes) into @arena
 // (device, n * kPage bytes: page i's data at i * kPage) and @records.
@@ -106,7 +106,7 @@ __global__ void DecompressKernel(const hzram_page_record* records, std::uint32_t
       if constexpr (kVersion == 1)
         ret = DecompressPageWarp(lanes, s, arena + r.value, r.length, dst);
       else
-        ret = DecompressPageDirect(lanes, s, arena + r.value, r.length, dst);
+        ret = DecompressPageMerged(lanes, s, arena + r.value, r.length, dst);
     }
     if (lane == 0) status[i] = ret;
     __syncwarp();

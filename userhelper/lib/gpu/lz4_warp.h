@@ -68,19 +68,10 @@ struct CompressScratch {
 // A warp's scratch for decompression (DecompressPageWarp): 8 KiB, the
 // block copied in and the page decoded.
 struct DecompressScratch {
-  static constexpr bool kStageInput = true;
   alignas(16) std::uint8_t in[kPage];
   alignas(16) std::uint8_t out[kPage];
 };
 
-// The same without the block (DecompressPageDirect): 4 KiB. The warp
-// reads the block where it is (global memory on the GPU, where every
-// lane reads the same token at once and the literals side by side): with
-// half the shared memory, twice the warps are resident.
-struct DecodeScratch {
-  static constexpr bool kStageInput = false;
-  alignas(16) std::uint8_t out[kPage];
-};
 
 HZ_HD std::uint32_t Load32(const std::uint8_t* p) {
   std::uint32_t v;
@@ -510,23 +501,21 @@ HZ_HD std::uint32_t MatchLength(const std::uint8_t* page, std::uint32_t p, std::
 // bytes; inside a match found at an earlier position of the lane, that
 // match's continuation, with no search. The winner's length is measured
 // on to kSegmentCap bytes, so that a long match is carried over as many
-// positions without a search. Fills MatchCodes() and s.has: each lane
-// its own positions and its own bytes (segments are whole bytes of
-// s.has). Segments of 136
-// bytes, not 128: the lanes' reads of the page at the same step fall in
-// different banks of shared memory (two lanes a bank, not 32); the 31st
-// lane's is the last 16 positions, the 32nd has none.
-constexpr std::uint32_t kSegment = 136;
+// positions without a search. Fills MatchCodes(), each lane its own
+// positions. Segments of 132 bytes, not 128: the lanes' reads of the page
+// at the same step fall in different banks of shared memory (of
+// MatchCodes() and s.prev, two lanes a bank), not all in one; the 32nd
+// lane's segment is the last 4 positions.
+constexpr std::uint32_t kSegment = 132;
 constexpr std::uint32_t kSegmentCap = 64;
 template <class L>
 HZ_HD void SegmentMatches(L& lanes, SegmentScratch& s) {
   lanes.Each([&](int lane) {
-    std::uint8_t* has = reinterpret_cast<std::uint8_t*>(s.has);
     const std::uint32_t lo = static_cast<std::uint32_t>(lane) * kSegment;
     const std::uint32_t hi = lo + kSegment < kPage ? lo + kSegment : kPage;
     // The match carried from the position before: source, length, and
     // whether the length is exact (else at least that).
-    std::uint32_t cf = 0, cl = 0, rep = 0, bits = 0;
+    std::uint32_t cf = 0, cl = 0, rep = 0;
     bool exact = true;
     for (std::uint32_t p = lo; p < hi; p++) {
       std::uint32_t f = 0, l = 0;
@@ -565,16 +554,91 @@ HZ_HD void SegmentMatches(L& lanes, SegmentScratch& s) {
         }
       }
       MatchCodes(s)[p] = l ? MatchCode(f, l) : 0;
-      if (l) {
-        bits |= 1u << (p & 7);
-        rep = p - f;
-      }
+      if (l) rep = p - f;
       cf = f;
       cl = l;
-      if ((p & 7) == 7) {
-        has[p >> 3] = static_cast<std::uint8_t>(bits);
-        bits = 0;
+    }
+  });
+}
+
+// The third version's search (CompressPagePositions): 32 positions at a
+// time, a lane each, every position on its own: the longer of the
+// previous occurrence and the one before it, compared over kLongMatch
+// bytes (at least that long: MatchCode 15). No lane waits for another's
+// search, and the lanes read the page, s.prev and MatchCodes() side by
+// side; but positions inside a long match are searched too, and there is
+// no last offset to try.
+template <class L>
+HZ_HD void PositionMatches(L& lanes, SegmentScratch& s) {
+  lanes.Each([&](int lane) {
+    for (std::uint32_t p = static_cast<std::uint32_t>(lane); p < kPage; p += kLanes) {
+      std::uint32_t f = 0, l = 0;
+      if (p < kSearchEnd) {
+        const std::uint32_t v = PageLoad32(s.page, p);
+        auto consider = [&](std::uint32_t c) {
+          if (PageLoad32(s.page, c) != v) return;
+          const std::uint32_t n =
+              lz4::kMinMatch + MatchLength(s.page, p + 4, c + 4, kLongMatch - lz4::kMinMatch);
+          if (n > l) {
+            l = n;
+            f = c;
+          }
+        };
+        const std::uint32_t q = s.prev[p];
+        if (q) {
+          consider(q - 1);
+          const std::uint32_t q2 = s.prev[q - 1];
+          if (q2) consider(q2 - 1);
+        }
       }
+      MatchCodes(s)[p] = l ? MatchCode(f, l) : 0;
+    }
+  });
+  // Then at each position whose match is not long, the offset of the
+  // position before's match, if longer: a match's continuation, or its
+  // offset again after a mismatch (records repeat at their size). Into
+  // s.prev, no longer needed: each lane reads its neighbours' codes.
+  lanes.Each([&](int lane) {
+    for (std::uint32_t p = static_cast<std::uint32_t>(lane); p < kPage; p += kLanes) {
+      std::uint32_t code = MatchCodes(s)[p];
+      if (p > 0 && p < kSearchEnd && code >> 12 != 15) {
+        const std::uint32_t before = MatchCodes(s)[p - 1];
+        if (before) {
+          const std::uint32_t c = p - ((p - 1) - ((before & 0xfff) - 1u));
+          const std::uint32_t have = code ? lz4::kMinMatch + (code >> 12) : 0;
+          if (PageLoad32(s.page, c) == PageLoad32(s.page, p)) {
+            const std::uint32_t n =
+                lz4::kMinMatch + MatchLength(s.page, p + 4, c + 4, kLongMatch - lz4::kMinMatch);
+            if (n > have) code = MatchCode(c, n);
+          }
+        }
+      }
+      s.prev[p] = static_cast<std::uint16_t>(code);
+    }
+  });
+}
+
+// s.has from the MatchCode()s at @match_codes (in the scratch): each lane
+// four of its words, 32 codes each, read 16 bytes at a time.
+template <class L>
+HZ_HD void MarkMatches(L& lanes, SegmentScratch& s, const std::uint16_t* match_codes) {
+  lanes.Each([&](int lane) {
+    const std::uint8_t* codes = reinterpret_cast<const std::uint8_t*>(match_codes);
+    for (std::uint32_t w = static_cast<std::uint32_t>(lane); w < kPage / 32; w += kLanes) {
+      std::uint32_t bits = 0;
+      for (std::uint32_t k = 0; k < 4; k++) {
+        std::uint32_t c[4];  // 8 codes, two a word (little-endian)
+#if defined(__CUDA_ARCH__)
+        const uint4 v = *reinterpret_cast<const uint4*>(codes + w * 64 + k * 16);
+        c[0] = v.x, c[1] = v.y, c[2] = v.z, c[3] = v.w;
+#else
+        std::memcpy(c, codes + w * 64 + k * 16, 16);
+#endif
+        for (std::uint32_t i = 0; i < 4; i++)
+          bits |= static_cast<std::uint32_t>((c[i] & 0xffff) != 0) << (k * 8 + 2 * i) |
+                  static_cast<std::uint32_t>((c[i] >> 16) != 0) << (k * 8 + 2 * i + 1);
+      }
+      s.has[w] = bits;
     }
   });
 }
@@ -621,29 +685,20 @@ HZ_HD void WriteSequences(L& lanes, const SegmentScratch& s, std::uint8_t* dst, 
   });
 }
 
-// CompressPageWarp's contract and output format, by another search: each
-// lane finds the matches of its own 136 positions (SegmentMatches), with
-// no step between positions; the parse then walks from match to match
-// (s.has), takes each one's length from its code (measuring on with
-// MatchTail only past kLongMatch bytes), and collects the sequences,
-// written 32 at a time by WriteSequences.
+// The parse of the second and third versions, from the MatchCode()s at
+// @codes and s.has: walks from match to match, takes each one's length from its code
+// (measuring on with MatchTail only past kLongMatch bytes), and collects
+// the sequences, written 32 at a time by WriteSequences. Returns as
+// CompressPageWarp.
 template <class L>
-HZ_HD PageKind CompressPageSegments(L& lanes, SegmentScratch& s, const std::uint8_t* src,
-                                    std::uint8_t* dst, std::uint32_t* len, std::uint64_t* word) {
-  LoadPage(lanes, s, src);
-  if (SameFilled(lanes, s)) {
-    *word = Load64(s.page);
-    return PageKind::kSame;
-  }
-  ChainPositions(lanes, s);
-  SegmentMatches(lanes, s);
-
+HZ_HD PageKind WriteMatches(L& lanes, SegmentScratch& s, const std::uint16_t* codes,
+                            std::uint8_t* dst, std::uint32_t* len) {
   std::uint32_t ip = 1, anchor = 0, op = 0, n = 0;
   bool raw = false;
   for (;;) {
     std::uint32_t mpos = NextMatch(s, ip);
     if (mpos >= kSearchEnd) break;
-    const std::uint32_t code = MatchCodes(s)[mpos];
+    const std::uint32_t code = codes[mpos];
     std::uint32_t mfrom = (code & 0xfff) - 1u;
     std::uint32_t end = mpos + lz4::kMinMatch + (code >> 12);
     if (code >> 12 == 15) end = mpos + kLongMatch + MatchTail(lanes, s, mpos + kLongMatch, mfrom + kLongMatch);
@@ -668,6 +723,39 @@ HZ_HD PageKind CompressPageSegments(L& lanes, SegmentScratch& s, const std::uint
   return EmitLastLiterals(lanes, s, dst, op, anchor, raw, len);
 }
 
+// CompressPageWarp's contract and output format, by another search: each
+// lane finds the matches of its own 132 positions (SegmentMatches), with
+// no step between positions; the parse then walks from match to match
+// (WriteMatches).
+template <class L>
+HZ_HD PageKind CompressPageSegments(L& lanes, SegmentScratch& s, const std::uint8_t* src,
+                                    std::uint8_t* dst, std::uint32_t* len, std::uint64_t* word) {
+  LoadPage(lanes, s, src);
+  if (SameFilled(lanes, s)) {
+    *word = Load64(s.page);
+    return PageKind::kSame;
+  }
+  ChainPositions(lanes, s);
+  SegmentMatches(lanes, s);
+  MarkMatches(lanes, s, MatchCodes(s));
+  return WriteMatches(lanes, s, MatchCodes(s), dst, len);
+}
+
+// The same, with PositionMatches' search (its codes end in s.prev).
+template <class L>
+HZ_HD PageKind CompressPagePositions(L& lanes, SegmentScratch& s, const std::uint8_t* src,
+                                     std::uint8_t* dst, std::uint32_t* len, std::uint64_t* word) {
+  LoadPage(lanes, s, src);
+  if (SameFilled(lanes, s)) {
+    *word = Load64(s.page);
+    return PageKind::kSame;
+  }
+  ChainPositions(lanes, s);
+  PositionMatches(lanes, s);
+  MarkMatches(lanes, s, s.prev);
+  return WriteMatches(lanes, s, s.prev, dst, len);
+}
+
 // Add a length field's continuation bytes (255, ..., last) at in[*ip..len)
 // to *v; false if they run off the input.
 HZ_HD bool ReadLength(const std::uint8_t* in, std::uint32_t len, std::uint32_t* ip, std::uint32_t* v) {
@@ -684,59 +772,72 @@ HZ_HD bool ReadLength(const std::uint8_t* in, std::uint32_t len, std::uint32_t* 
 // into @dst (kPage bytes, 16-byte aligned on the device). Returns 0, or
 // -EBADMSG (74) for a malformed block or one that does not decode to
 // exactly one page; the checks are the CPU decoder's.
-// With a DecodeScratch, the block is read where it is, not copied in
-// first (DecompressPageDirect).
-template <class L, class S = DecompressScratch>
-HZ_HD int DecompressPageWarp(L& lanes, S& s, const std::uint8_t* src, std::uint32_t len,
-                             std::uint8_t* dst) {
+//
+// kMerged (the second version's decoder, DecompressPageMerged): a
+// sequence's literals and match in one step where the match reads nothing
+// of those literals (most do: its source ends before them), two steps
+// only where it does; the first version always takes two.
+template <class L, bool kMerged = false>
+HZ_HD int DecompressPageWarp(L& lanes, DecompressScratch& s, const std::uint8_t* src,
+                             std::uint32_t len, std::uint8_t* dst) {
   constexpr int kBad = -74;  // -EBADMSG
   if (len == 0 || len >= kPage) return kBad;
-  const std::uint8_t* in = src;
-  if constexpr (S::kStageInput) {
-    lanes.Each([&](int lane) {
-      for (std::uint32_t i = lane; i < len; i += kLanes) s.in[i] = src[i];
-    });
-    in = s.in;
-  }
+  lanes.Each([&](int lane) {
+    for (std::uint32_t i = lane; i < len; i += kLanes) s.in[i] = src[i];
+  });
+
+  // Copy @lit literals from s.in[@ip] to s.out[@op]; then, if @ml, the
+  // match of @ml bytes at @offset after them. A match repeats the
+  // offset's period: each byte depends only on bytes before its start,
+  // so all can be written at once.
+  auto literals = [&](int lane, std::uint32_t ip, std::uint32_t op, std::uint32_t lit) {
+    for (std::uint32_t i = lane; i < lit; i += kLanes) s.out[op + i] = s.in[ip + i];
+  };
+  auto match = [&](int lane, std::uint32_t op, std::uint32_t offset, std::uint32_t ml) {
+    const std::uint32_t from = op - offset;
+    if (offset >= ml) {
+      for (std::uint32_t i = lane; i < ml; i += kLanes) s.out[op + i] = s.out[from + i];
+    } else {
+      for (std::uint32_t i = lane; i < ml; i += kLanes) s.out[op + i] = s.out[from + i % offset];
+    }
+  };
 
   std::uint32_t ip = 0, op = 0;
   int ret = kBad;
   for (;;) {
     if (ip >= len) break;  // a block ends with literals
-    const std::uint32_t token = in[ip++];
+    const std::uint32_t token = s.in[ip++];
     std::uint32_t lit = token >> lz4::kMlBits;
-    if (!(lit < lz4::kRunMask || ReadLength(in, len, &ip, &lit)) || lit > len - ip ||
+    if (!(lit < lz4::kRunMask || ReadLength(s.in, len, &ip, &lit)) || lit > len - ip ||
         lit > kPage - op)
       break;
     const bool last = lz4::LiteralsEndBlock(lit, kPage - op, len - ip);
-    lanes.Each([&](int lane) {
-      for (std::uint32_t i = lane; i < lit; i += kLanes) s.out[op + i] = in[ip + i];
-    });
+    const std::uint32_t lit_ip = ip, lit_op = op;
     ip += lit;
     op += lit;
     if (last) {
+      lanes.Each([&](int lane) { literals(lane, lit_ip, lit_op, lit); });
       ret = ip == len && op == kPage ? 0 : kBad;
       break;
     }
-
     if (len - ip < 2) break;
-    const std::uint32_t offset = in[ip] | static_cast<std::uint32_t>(in[ip + 1]) << 8;
+    const std::uint32_t offset = s.in[ip] | static_cast<std::uint32_t>(s.in[ip + 1]) << 8;
     ip += 2;
     if (!lz4::OffsetFits(offset, op)) break;
     std::uint32_t ml = token & lz4::kMlMask;
-    const bool ok = ml < lz4::kMlMask || ReadLength(in, len, &ip, &ml);
+    const bool ok = ml < lz4::kMlMask || ReadLength(s.in, len, &ip, &ml);
     ml += lz4::kMinMatch;
     if (!ok || !lz4::MatchFits(ml, kPage - op)) break;
-    // A match repeats the offset's period: each byte depends only on bytes
-    // before op, so all can be written at once.
-    lanes.Each([&](int lane) {
-      const std::uint32_t from = op - offset;
-      if (offset >= ml) {
-        for (std::uint32_t i = lane; i < ml; i += kLanes) s.out[op + i] = s.out[from + i];
-      } else {
-        for (std::uint32_t i = lane; i < ml; i += kLanes) s.out[op + i] = s.out[from + i % offset];
-      }
-    });
+    const std::uint32_t reads_to = op - offset + (ml < offset ? ml : offset);
+    if (kMerged && reads_to <= lit_op) {
+      lanes.Each([&](int lane) {
+        literals(lane, lit_ip, lit_op, lit);
+        match(lane, op, offset, ml);
+      });
+    } else {
+      lanes.Each([&](int lane) { literals(lane, lit_ip, lit_op, lit); });
+      lanes.Each([&](int lane) { match(lane, op, offset, ml); });
+    }
     op += ml;
   }
   if (ret == 0) {
@@ -750,11 +851,11 @@ HZ_HD int DecompressPageWarp(L& lanes, S& s, const std::uint8_t* src, std::uint3
   return ret;
 }
 
-// DecompressPageWarp with a DecodeScratch: the second version's decoder.
+// The second version's decoder.
 template <class L>
-HZ_HD int DecompressPageDirect(L& lanes, DecodeScratch& s, const std::uint8_t* src,
+HZ_HD int DecompressPageMerged(L& lanes, DecompressScratch& s, const std::uint8_t* src,
                                std::uint32_t len, std::uint8_t* dst) {
-  return DecompressPageWarp(lanes, s, src, len, dst);
+  return DecompressPageWarp<L, true>(lanes, s, src, len, dst);
 }
 
 }  // namespace hzram::gpu

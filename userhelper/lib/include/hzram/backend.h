@@ -8,6 +8,7 @@
 #ifndef HZRAM_BACKEND_H
 #define HZRAM_BACKEND_H
 
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -80,6 +81,22 @@ class AsyncBackend {
 
   // The largest batch it takes, in pages.
   virtual std::size_t max_batch() const = 0;
+
+  // Tell the backend that batches will come from (and go to) @bytes of
+  // the caller's memory from @p (@read_only: mapped without write
+  // access), so that it may prepare it: a GPU page-locks it, and batches
+  // in it then cross the link without a copy on the host. Returns 0, or a
+  // negative errno if the backend cannot (-EOPNOTSUPP: nothing to
+  // prepare); batches work either way. Undo it (UnregisterHostMemory)
+  // before the memory goes away, with no batch in flight from it.
+  virtual int RegisterHostMemory(void* p, std::size_t bytes, bool read_only = false) {
+    (void)p, (void)bytes, (void)read_only;
+    return -EOPNOTSUPP;
+  }
+  virtual int UnregisterHostMemory(void* p) {
+    (void)p;
+    return -EINVAL;
+  }
 };
 
 // The hybrid codec's speed model, private to the library, its tests and

@@ -105,13 +105,17 @@ class GpuCodec final : public AsyncBackend {
   std::string why() const override;
   std::size_t max_batch() const override;
 
-  // Page-lock @bytes of the caller's memory from @p (cudaHostRegister),
-  // so that batches in it go to the device without a copy on the host.
-  // Returns 0, -EINVAL (null, empty, or overlapping a registered range),
-  // -ENOMEM or -EIO. Unregister before the memory is freed, with no batch
-  // in flight from it.
-  int RegisterHostMemory(void* p, std::size_t bytes);
-  int UnregisterHostMemory(void* p);
+  // Page-lock @bytes of the caller's memory from @p (cudaHostRegister;
+  // with @read_only, memory mapped without write access, which only goes
+  // to the device), so that batches in it go to the device without a
+  // copy on the host. Returns 0, -EINVAL (null, empty, overlapping a
+  // registered range, or memory that cannot be locked), -EOPNOTSUPP
+  // (read-only memory, where the platform cannot lock it), -ENOMEM or
+  // -EIO.
+  // Unregister before the memory is freed, with no batch in flight from
+  // it.
+  int RegisterHostMemory(void* p, std::size_t bytes, bool read_only = false) override;
+  int UnregisterHostMemory(void* p) override;
 
   // Submit and wait, as Codec::Compress / Decompress.
   int Compress(const PageList& pages, std::span<hzram_page_record> records,
