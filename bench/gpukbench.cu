@@ -13,13 +13,10 @@
 //   segments  + each lane's matches over its segment (SegmentMatches,
 //             MarkMatches)
 //   full      + the parse and the output (CompressPageSegments)
-//   positions chains, then each position's match on its own
-//             (PositionMatches, MarkMatches), and that search's whole
-//             kernel (CompressPagePositions)
 // and the stepwise kernel (CompressPageWarp) whole; the compaction
-// (PackOffsetsKernel and PackKernel) on its own. Decompression: both
-// decoders (DecompressPageWarp, DecompressPageMerged) over the blocks of
-// the full segmented kernel, checked against the corpus.
+// (PackOffsetsKernel and PackKernel) on its own. Decompression: the
+// decoder (DecompressPageWarp) over the blocks of the full segmented
+// kernel, checked against the corpus.
 //
 // Usage: gpukbench --corpus FILE [--warps 1,2,...] [--json FILE]
 // FILE is a file of 4 KiB pages.
@@ -42,8 +39,8 @@ namespace {
 using namespace hzram::gpu;
 
 // The segmented compressor cut after phase @kStop (0 load, 1 same,
-// 2 chains, 3 segments; 4: chains and positions); what it computed goes
-// to the record, so that nothing is left out as unused.
+// 2 chains, 3 segments); what it computed goes to the record, so that
+// nothing is left out as unused.
 template <int kStop>
 __global__ void PhaseKernel(const std::uint8_t* pages, std::uint32_t n, hzram_page_record* records) {
   extern __shared__ __align__(16) unsigned char smem[];
@@ -58,34 +55,12 @@ __global__ void PhaseKernel(const std::uint8_t* pages, std::uint32_t n, hzram_pa
       ChainPositions(lanes, s);
       v += s.prev[(i * 13) % kPage];
     }
-    if (kStop == 3) {
+    if (kStop >= 3) {
       SegmentMatches(lanes, s);
       MarkMatches(lanes, s, MatchCodes(s));
       v += s.has[i % (kPage / 32)] + MatchCodes(s)[(i * 17) % kPage];
     }
-    if (kStop == 4) {
-      PositionMatches(lanes, s);
-      MarkMatches(lanes, s, s.prev);
-      v += s.has[i % (kPage / 32)] + s.prev[(i * 17) % kPage];
-    }
     if ((threadIdx.x & 31) == 0) records[i].value = v;
-    __syncwarp();
-  }
-}
-
-// The whole compressor with PositionMatches' search, as CompressKernel.
-__global__ void PositionsKernel(const std::uint8_t* pages, std::uint32_t n, hzram_page_record* records,
-                                std::uint8_t* arena) {
-  extern __shared__ __align__(16) unsigned char smem[];
-  const unsigned warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  SegmentScratch& s = reinterpret_cast<SegmentScratch*>(smem)[warp];
-  DeviceLanes lanes;
-  for (std::uint32_t i = blockIdx.x * warps + warp; i < n; i += gridDim.x * warps) {
-    std::uint32_t len = 0;
-    std::uint64_t word = 0;
-    const std::uint64_t at = static_cast<std::uint64_t>(i) * kPage;
-    const PageKind kind = CompressPagePositions(lanes, s, pages + at, arena + at, &len, &word);
-    if ((threadIdx.x & 31) == 0) records[i].length = kind == PageKind::kLz4 ? len : kPage;
     __syncwarp();
   }
 }
@@ -214,12 +189,6 @@ int main(int argc, char** argv) {
     rows.push_back(Time("comp +segments", PhaseKernel<3>, w * seg, w, sms, n, [&](unsigned g, int t, std::size_t m) {
       PhaseKernel<3><<<g, t, m>>>(d_pages, n, d_rec);
     }));
-    rows.push_back(Time("comp positions only", PhaseKernel<4>, w * seg, w, sms, n, [&](unsigned g, int t, std::size_t m) {
-      PhaseKernel<4><<<g, t, m>>>(d_pages, n, d_rec);
-    }));
-    rows.push_back(Time("comp positions", PositionsKernel, w * seg, w, sms, n, [&](unsigned g, int t, std::size_t m) {
-      PositionsKernel<<<g, t, m>>>(d_pages, n, d_rec, d_arena);
-    }));
     rows.push_back(Time("comp stepwise", CompressKernel<1>, w * step, w, sms, n, [&](unsigned g, int t, std::size_t m) {
       CompressKernel<1><<<g, t, m>>>(d_pages, n, d_rec, d_arena);
     }));
@@ -233,28 +202,23 @@ int main(int argc, char** argv) {
       PackOffsetsKernel<<<1, kScanThreads>>>(d_rec, n, d_off);
       PackKernel<<<g, t>>>(d_rec, n, d_off, d_arena, d_packed);
     }));
-    // The records pointed at d_arena again, for the decoders.
+    // The records pointed at d_arena again, for the decoder.
     CUDA_OK(cudaFuncSetAttribute(CompressKernel<2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  static_cast<int>(w * seg)));
     CompressKernel<2><<<sms, w * 32, w * seg>>>(d_pages, n, d_rec, d_arena);
     CUDA_OK(cudaDeviceSynchronize());
-    for (int v : {1, 2}) {
-      const std::size_t dm = w * (v == 1 ? sizeof(DecompressScratch) : sizeof(DecompressScratch));
-      auto run = [&](unsigned g, int t, std::size_t m) {
-        if (v == 1)
-          DecompressKernel<1><<<g, t, m>>>(d_rec, n, d_arena, bytes, d_out, d_status);
-        else
-          DecompressKernel<2><<<g, t, m>>>(d_rec, n, d_arena, bytes, d_out, d_status);
-      };
-      rows.push_back(v == 1 ? Time("dec stepwise", DecompressKernel<1>, dm, w, sms, n, run)
-                            : Time("dec merged", DecompressKernel<2>, dm, w, sms, n, run));
+    {
+      const std::size_t dm = w * sizeof(DecompressScratch);
+      rows.push_back(Time("dec", DecompressKernel, dm, w, sms, n, [&](unsigned g, int t, std::size_t m) {
+        DecompressKernel<<<g, t, m>>>(d_rec, n, d_arena, bytes, d_out, d_status);
+      }));
       std::vector<std::uint8_t> back(bytes);
       std::vector<int> st(n);
       CUDA_OK(cudaMemcpy(back.data(), d_out, bytes, cudaMemcpyDeviceToHost));
       CUDA_OK(cudaMemcpy(st.data(), d_status, n * sizeof(int), cudaMemcpyDeviceToHost));
       const bool same = back == pages && std::all_of(st.begin(), st.end(), [](int x) { return x == 0; });
       if (!same) {
-        std::fprintf(stderr, "gpukbench: decoder %d, %u warps: the pages did not come back\n", v, w);
+        std::fprintf(stderr, "gpukbench: the decoder, %u warps: the pages did not come back\n", w);
         ok = false;
       }
       CUDA_OK(cudaMemset(d_out, 0, bytes));

@@ -18,7 +18,7 @@
 // time went. With --backend hybrid, the hybrid codec (every CPU thread and
 // the GPU, each batch split by measured speed). With lists for --warps
 // and --kernels, the GPU runs once for each pair of them, a row each (the
-// kernels' version applies to both directions: GpuOptions).
+// compression kernel's version: GpuOptions::compress_kernel).
 //
 // Usage: hzbench --corpus FILE [--threads 1,2,...] [--batch PAGES]
 //                [--seconds S] [--isa scalar|avx2|avx512] [--json FILE]
@@ -458,7 +458,7 @@ int main(int argc, char** argv) {
     go.slots = slots;
     go.max_batch = batch;
     go.warps_per_block = warps;
-    go.compress_kernel = go.decompress_kernel = kernels;
+    go.compress_kernel = kernels;
     go.staging_threads = staging;
     int err = 0;
     std::string why;

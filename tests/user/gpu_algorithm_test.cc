@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 // The GPU codec's per-page algorithms (userhelper/lib/gpu/lz4_warp.h), run on the host
 // by HostLanes: what the kernels compute, checked on any machine, for
-// both versions of the kernels (1: CompressPageWarp and
-// DecompressPageWarp; 2: CompressPageSegments and DecompressPageMerged).
-// Blocks they make must decode with the CPU codec, liblz4, the kernel's
-// LZ4 and both GPU decoders; they must decode theirs; their ratio must be
-// within 2% of the CPU codec's; malformed blocks must fail exactly as
-// they do in the CPU decoder.
+// both versions of the compressor (1: CompressPageWarp; 2:
+// CompressPageSegments) and the decoder (DecompressPageWarp). Blocks they
+// make must decode with the CPU codec, liblz4, the kernel's LZ4 and the
+// GPU decoder; it must decode theirs; their ratio must be within 2% of the
+// CPU codec's; malformed blocks must fail exactly as they do in the CPU
+// decoder.
 #include <gtest/gtest.h>
 #include <lz4.h>
 #include <lz4hc.h>
@@ -41,21 +41,16 @@ Encoded GpuCompress(int version, const std::uint8_t* page) {
   return e;
 }
 
-int GpuDecompress(int version, const std::uint8_t* src, std::size_t len, std::uint8_t* dst) {
-  static auto scratch1 = std::make_unique<gpu::DecompressScratch>();
-  static auto scratch2 = std::make_unique<gpu::DecompressScratch>();
+int GpuDecompress(const std::uint8_t* src, std::size_t len, std::uint8_t* dst) {
+  static auto scratch = std::make_unique<gpu::DecompressScratch>();
   gpu::HostLanes lanes;
-  const auto n = static_cast<std::uint32_t>(len);
-  return version == 1 ? gpu::DecompressPageWarp(lanes, *scratch1, src, n, dst)
-                      : gpu::DecompressPageMerged(lanes, *scratch2, src, n, dst);
+  return gpu::DecompressPageWarp(lanes, *scratch, src, static_cast<std::uint32_t>(len), dst);
 }
 
+// The tests of the compressor, for each version.
 class GpuAlgorithmTest : public ::testing::TestWithParam<int> {
  protected:
   Encoded GpuCompress(const std::uint8_t* page) { return test::GpuCompress(GetParam(), page); }
-  int GpuDecompress(const std::uint8_t* src, std::size_t len, std::uint8_t* dst) {
-    return test::GpuDecompress(GetParam(), src, len, dst);
-  }
 };
 
 // Every decoder must give @page back from the block.
@@ -75,11 +70,9 @@ void ExpectDecodes(const Encoded& e, const Page& page, const std::string& what) 
                                        reinterpret_cast<char*>(out.data()), e.len, kPageSize))
       << what << ": kernel";
   EXPECT_EQ(out, page) << what << ": kernel";
-  for (int version : {1, 2}) {
-    std::fill(out.begin(), out.end(), 0);
-    ASSERT_EQ(0, GpuDecompress(version, e.data.data(), e.len, out.data())) << what;
-    EXPECT_EQ(out, page) << what << ": GPU decoder " << version;
-  }
+  std::fill(out.begin(), out.end(), 0);
+  ASSERT_EQ(0, GpuDecompress(e.data.data(), e.len, out.data())) << what;
+  EXPECT_EQ(out, page) << what << ": GPU decoder";
 }
 
 TEST_P(GpuAlgorithmTest, BoundaryPagesRoundTrip) {
@@ -139,7 +132,7 @@ TEST_P(GpuAlgorithmTest, CorpusWithinTwoPercentOfTheCpuCodec) {
               100.0 * (static_cast<double>(gpu) / cpu - 1));
 }
 
-TEST_P(GpuAlgorithmTest, DecodesWhatOthersEncode) {
+TEST(GpuDecoderTest, DecodesWhatOthersEncode) {
   HZRAM_CORPUS_OR_SKIP(corpus);
   std::vector<char> wrk(kKernelLz4WorkMem), buf(LZ4_COMPRESSBOUND(kPageSize));
   Lz4Table table;
@@ -192,7 +185,7 @@ TEST_P(GpuAlgorithmTest, MalformedBlocksFailAsInTheCpuDecoder) {
   EXPECT_EQ(-EBADMSG, GpuDecompress(e.data.data(), kPageSize, a.data()));
 }
 
-TEST_P(GpuAlgorithmTest, RandomPagesAgreeWithTheCpuDecoderOnGarbage) {
+TEST(GpuDecoderTest, RandomPagesAgreeWithTheCpuDecoderOnGarbage) {
   // Random bytes as blocks: both decoders reject or accept alike.
   const PageKernels& k = KernelsFor(Isa::kScalar);
   Page a(kPageSize), b(kPageSize);

@@ -110,12 +110,9 @@ struct GpuCodec::Impl {
   std::uint64_t submitted = 0;
   int comp_grid_cap = 0, decomp_grid_cap = 0, pack_grid_cap = 0;  // blocks resident at once
   std::size_t comp_smem = 0, decomp_smem = 0;
-  // The kernels of options.compress_kernel and decompress_kernel.
+  // The compression kernel of options.compress_kernel.
   using CompressFn = void (*)(const std::uint8_t*, std::uint32_t, hzram_page_record*, std::uint8_t*);
-  using DecompressFn = void (*)(const hzram_page_record*, std::uint32_t, const std::uint8_t*,
-                                std::uint64_t, std::uint8_t*, int*);
   CompressFn comp_kernel = nullptr;
-  DecompressFn decomp_kernel = nullptr;
   bool healthy = true;
   // A batch was given up: the device may still be running it, so the
   // buffers are left to the process's exit rather than freed.
@@ -321,13 +318,11 @@ std::unique_ptr<GpuCodec> GpuCodecTestPeer::Create(const GpuOptions& options,
 int GpuCodec::Impl::SetUpKernels() {
   cudaError_t e = cudaGetDeviceProperties(&prop, options.device);
   if (e != cudaSuccess) return Fail("cudaGetDeviceProperties", e);
-  const bool c1 = options.compress_kernel == 1, d1 = options.decompress_kernel == 1;
+  const bool c1 = options.compress_kernel == 1;
   comp_kernel = c1 ? gpu::CompressKernel<1> : gpu::CompressKernel<2>;
-  decomp_kernel = d1 ? gpu::DecompressKernel<1> : gpu::DecompressKernel<2>;
   comp_smem = options.warps_per_block *
               (c1 ? sizeof(gpu::CompressScratchOf<1>) : sizeof(gpu::CompressScratchOf<2>));
-  decomp_smem = options.warps_per_block *
-                (d1 ? sizeof(gpu::DecompressScratchOf<1>) : sizeof(gpu::DecompressScratchOf<2>));
+  decomp_smem = options.warps_per_block * sizeof(gpu::DecompressScratch);
   if (comp_smem > prop.sharedMemPerBlockOptin) {
     Fail(std::to_string(options.warps_per_block) + " warps per block need " +
          std::to_string(comp_smem) + " bytes of shared memory; " + prop.name + " has " +
@@ -337,7 +332,7 @@ int GpuCodec::Impl::SetUpKernels() {
   if ((e = cudaFuncSetAttribute(comp_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 static_cast<int>(comp_smem))) != cudaSuccess)
     return Fail("cudaFuncSetAttribute(CompressKernel)", e);
-  if ((e = cudaFuncSetAttribute(decomp_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  if ((e = cudaFuncSetAttribute(gpu::DecompressKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 static_cast<int>(decomp_smem))) != cudaSuccess)
     return Fail("cudaFuncSetAttribute(DecompressKernel)", e);
   // Each kernel's grid: as many blocks as are resident at once.
@@ -352,7 +347,7 @@ int GpuCodec::Impl::SetUpKernels() {
   };
   int ret;
   if ((ret = resident(comp_kernel, comp_smem, &comp_grid_cap)) ||
-      (ret = resident(decomp_kernel, decomp_smem, &decomp_grid_cap)) ||
+      (ret = resident(gpu::DecompressKernel, decomp_smem, &decomp_grid_cap)) ||
       (ret = resident(gpu::PackKernel, 0, &pack_grid_cap)))
     return ret;
   return 0;
@@ -432,7 +427,6 @@ std::unique_ptr<GpuCodec> GpuCodec::Impl::Create(const GpuOptions& options, cons
   if (options.slots == 0 || options.max_batch == 0 || options.warps_per_block == 0 ||
       options.warps_per_block > 32 || options.staging_threads > 1024 ||
       options.compress_kernel < 1 || options.compress_kernel > 2 ||
-      options.decompress_kernel < 1 || options.decompress_kernel > 2 ||
       ((faults.hang_at_batch || faults.hang_copy_back_at_batch) && faults.hang_ms == 0)) {
     *err = -EINVAL;
     *why = "bad options";
@@ -554,7 +548,7 @@ int GpuCodec::SubmitDecompress(std::span<const hzram_page_record> records,
   if (!arena.empty())
     HZ_CUDA(cudaMemcpyAsync(s->d_arena.get(), from, arena.size(), cudaMemcpyHostToDevice, s->stream.s));
   HZ_CUDA(cudaEventRecord(s->ev[1].e, s->stream.s));
-  m.decomp_kernel<<<m.Grid(n, m.decomp_grid_cap), m.options.warps_per_block * 32, m.decomp_smem, s->stream.s>>>(
+  gpu::DecompressKernel<<<m.Grid(n, m.decomp_grid_cap), m.options.warps_per_block * 32, m.decomp_smem, s->stream.s>>>(
       s->d_records.get(), static_cast<std::uint32_t>(n), s->d_arena.get(), arena.size(),
       s->d_pages.get(), s->d_status.get());
   HZ_CUDA(cudaGetLastError());

@@ -31,14 +31,11 @@ struct DeviceLanes {
   }
 };
 
-// The kernels' algorithms (GpuOptions::compress_kernel and
-// decompress_kernel): 1, the stepwise ones (CompressPageWarp,
-// DecompressPageWarp); 2, the segmented compressor (CompressPageSegments)
-// and the decoder that merges a sequence's steps (DecompressPageMerged).
+// The compression kernel's algorithm (GpuOptions::compress_kernel): 1,
+// the stepwise one (CompressPageWarp); 2, the segmented one
+// (CompressPageSegments).
 template <int kVersion>
 using CompressScratchOf = std::conditional_t<kVersion == 1, CompressScratch, SegmentScratch>;
-template <int kVersion>
-using DecompressScratchOf = DecompressScratch;
 
 // Compress pages [0, n) of @pages (device, n * kPage bytes) into @arena
 // (device, n * kPage bytes: page i's data at i * kPage) and @records.
@@ -79,15 +76,14 @@ __global__ void CompressKernel(const std::uint8_t* pages, std::uint32_t n,
 // Decode @records (with their data in @arena, @arena_len bytes) into
 // @pages (device, n * kPage bytes); @status gets 0, -EINVAL (22) or
 // -EBADMSG (74) per page, as Codec::Decompress. Dynamic shared memory: one
-// DecompressScratchOf<kVersion> per warp.
-template <int kVersion>
+// DecompressScratch per warp.
 __global__ void DecompressKernel(const hzram_page_record* records, std::uint32_t n,
                                  const std::uint8_t* arena, std::uint64_t arena_len,
                                  std::uint8_t* pages, int* status) {
   extern __shared__ __align__(16) unsigned char smem[];
   const unsigned warp = threadIdx.x / 32, warps = blockDim.x / 32;
   const int lane = static_cast<int>(threadIdx.x & 31);
-  auto& s = reinterpret_cast<DecompressScratchOf<kVersion>*>(smem)[warp];
+  DecompressScratch& s = reinterpret_cast<DecompressScratch*>(smem)[warp];
   DeviceLanes lanes;
   for (std::uint32_t i = blockIdx.x * warps + warp; i < n; i += gridDim.x * warps) {
     const hzram_page_record r = records[i];
@@ -103,10 +99,7 @@ __global__ void DecompressKernel(const hzram_page_record* records, std::uint32_t
       for (std::uint32_t k = lane; k < kPage; k += 32) dst[k] = arena[r.value + k];
       ret = 0;
     } else {
-      if constexpr (kVersion == 1)
-        ret = DecompressPageWarp(lanes, s, arena + r.value, r.length, dst);
-      else
-        ret = DecompressPageMerged(lanes, s, arena + r.value, r.length, dst);
+      ret = DecompressPageWarp(lanes, s, arena + r.value, r.length, dst);
     }
     if (lane == 0) status[i] = ret;
     __syncwarp();

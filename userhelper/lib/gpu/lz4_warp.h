@@ -55,7 +55,6 @@ enum class PageKind : std::uint8_t { kSame = 1, kRaw = 2, kLz4 = 3 };
 
 // A warp's scratch for compression (CompressPageWarp): 20 KiB.
 struct CompressScratch {
-  static constexpr int kHashLog = lz4::kHashLog;
   alignas(16) std::uint8_t page[kPage];
   std::uint16_t prev[kPage];                // position + 1 of the last earlier
                                             // position with the same hash; 0: none
@@ -65,13 +64,11 @@ struct CompressScratch {
   std::uint8_t flag2[kLanes];
 };
 
-// A warp's scratch for decompression (DecompressPageWarp): 8 KiB, the
-// block copied in and the page decoded.
+// A warp's scratch for decompression: 8 KiB.
 struct DecompressScratch {
   alignas(16) std::uint8_t in[kPage];
   alignas(16) std::uint8_t out[kPage];
 };
-
 
 HZ_HD std::uint32_t Load32(const std::uint8_t* p) {
   std::uint32_t v;
@@ -146,11 +143,9 @@ HZ_HD int Clz(std::uint32_t v) {
 #endif
 }
 
-// The hash of the 6 bytes at @p of @page (of an 8-byte read), @kLog
-// bits: lz4::Hash6's for kLog 12 (lz4::kHashLog).
-template <int kLog>
+// The hash of the 6 bytes at @p of @page (of an 8-byte read).
 HZ_HD std::uint32_t PageHash(const std::uint8_t* page, std::uint32_t p) {
-  return static_cast<std::uint32_t>(((PageLoad64(page, p) << 16) * 889523592379ull) >> (64 - kLog));
+  return lz4::Hash6(PageLoad64(page, p));
 }
 
 // Bytes of a length's continuation (255, ..., rest) for a field of @len;
@@ -229,7 +224,7 @@ HZ_HD void LoadPage(L& lanes, S& s, const std::uint8_t* src) {
       const std::uint32_t o = (k * kLanes + lane) * 16;
       Copy16(s.page + o, src + o);
     }
-    for (std::uint32_t i = lane; i < (1u << S::kHashLog); i += kLanes) s.head[i] = 0;
+    for (std::uint32_t i = lane; i < (1u << lz4::kHashLog); i += kLanes) s.head[i] = 0;
   });
 }
 
@@ -256,7 +251,7 @@ HZ_HD void ChainPositions(L& lanes, S& s) {
     lanes.Each([&](int lane) {
       const std::uint32_t p = base + lane;
       // Out-of-range lanes get a value no other lane has.
-      s.value[lane] = p < kSearchEnd ? PageHash<S::kHashLog>(s.page, p) : (0x80000000u | lane);
+      s.value[lane] = p < kSearchEnd ? PageHash(s.page, p) : (0x80000000u | lane);
     });
     lanes.Each([&](int lane) {
       const std::uint32_t p = base + lane;
@@ -447,20 +442,19 @@ HZ_HD PageKind CompressPageWarp(L& lanes, CompressScratch& s, const std::uint8_t
 // Once the chains are made, the hash table's space holds each position's
 // match (MatchCode()). (Written over s.prev in place, which would save 8
 // KiB and let more warps be resident, the matches could not look two
-// occurrences back: on the page corpus that costs 2.3% of the ratio.)
+// occurrences back: on the page corpus that costs 2.4% of the ratio.)
 struct Sequence {
   std::uint16_t anchor, lit, offset, ml, op;  // literals from anchor; the
                                               // sequence's place in dst
 };
 struct SegmentScratch {
-  static constexpr int kHashLog = lz4::kHashLog;
   alignas(16) std::uint8_t page[kPage];
-  std::uint16_t prev[kPage];            // as CompressScratch's
-  std::uint16_t head[1u << kHashLog];   // hash -> last position + 1 so far;
-                                        // then each position's MatchCode()
-  std::uint32_t has[kPage / 32];        // bit p: position p has a match
-  Sequence seq[kLanes];                 // sequences not yet written
-  std::uint32_t value[kLanes];          // per lane, for collectives
+  std::uint16_t prev[kPage];                // as CompressScratch's
+  std::uint16_t head[1u << lz4::kHashLog];  // hash -> last position + 1 so far;
+                                            // then each position's MatchCode()
+  std::uint32_t has[kPage / 32];            // bit p: position p has a match
+  Sequence seq[kLanes];                     // sequences not yet written
+  std::uint32_t value[kLanes];              // per lane, for collectives
   std::uint8_t flag[kLanes];
   std::uint8_t flag2[kLanes];
 };
@@ -561,63 +555,6 @@ HZ_HD void SegmentMatches(L& lanes, SegmentScratch& s) {
   });
 }
 
-// The third version's search (CompressPagePositions): 32 positions at a
-// time, a lane each, every position on its own: the longer of the
-// previous occurrence and the one before it, compared over kLongMatch
-// bytes (at least that long: MatchCode 15). No lane waits for another's
-// search, and the lanes read the page, s.prev and MatchCodes() side by
-// side; but positions inside a long match are searched too, and there is
-// no last offset to try.
-template <class L>
-HZ_HD void PositionMatches(L& lanes, SegmentScratch& s) {
-  lanes.Each([&](int lane) {
-    for (std::uint32_t p = static_cast<std::uint32_t>(lane); p < kPage; p += kLanes) {
-      std::uint32_t f = 0, l = 0;
-      if (p < kSearchEnd) {
-        const std::uint32_t v = PageLoad32(s.page, p);
-        auto consider = [&](std::uint32_t c) {
-          if (PageLoad32(s.page, c) != v) return;
-          const std::uint32_t n =
-              lz4::kMinMatch + MatchLength(s.page, p + 4, c + 4, kLongMatch - lz4::kMinMatch);
-          if (n > l) {
-            l = n;
-            f = c;
-          }
-        };
-        const std::uint32_t q = s.prev[p];
-        if (q) {
-          consider(q - 1);
-          const std::uint32_t q2 = s.prev[q - 1];
-          if (q2) consider(q2 - 1);
-        }
-      }
-      MatchCodes(s)[p] = l ? MatchCode(f, l) : 0;
-    }
-  });
-  // Then at each position whose match is not long, the offset of the
-  // position before's match, if longer: a match's continuation, or its
-  // offset again after a mismatch (records repeat at their size). Into
-  // s.prev, no longer needed: each lane reads its neighbours' codes.
-  lanes.Each([&](int lane) {
-    for (std::uint32_t p = static_cast<std::uint32_t>(lane); p < kPage; p += kLanes) {
-      std::uint32_t code = MatchCodes(s)[p];
-      if (p > 0 && p < kSearchEnd && code >> 12 != 15) {
-        const std::uint32_t before = MatchCodes(s)[p - 1];
-        if (before) {
-          const std::uint32_t c = p - ((p - 1) - ((before & 0xfff) - 1u));
-          const std::uint32_t have = code ? lz4::kMinMatch + (code >> 12) : 0;
-          if (PageLoad32(s.page, c) == PageLoad32(s.page, p)) {
-            const std::uint32_t n =
-                lz4::kMinMatch + MatchLength(s.page, p + 4, c + 4, kLongMatch - lz4::kMinMatch);
-            if (n > have) code = MatchCode(c, n);
-          }
-        }
-      }
-      s.prev[p] = static_cast<std::uint16_t>(code);
-    }
-  });
-}
-
 // s.has from the MatchCode()s at @match_codes (in the scratch): each lane
 // four of its words, 32 codes each, read 16 bytes at a time.
 template <class L>
@@ -685,7 +622,7 @@ HZ_HD void WriteSequences(L& lanes, const SegmentScratch& s, std::uint8_t* dst, 
   });
 }
 
-// The parse of the second and third versions, from the MatchCode()s at
+// The segmented compressor's parse, from the MatchCode()s at
 // @codes and s.has: walks from match to match, takes each one's length from its code
 // (measuring on with MatchTail only past kLongMatch bytes), and collects
 // the sequences, written 32 at a time by WriteSequences. Returns as
@@ -741,21 +678,6 @@ HZ_HD PageKind CompressPageSegments(L& lanes, SegmentScratch& s, const std::uint
   return WriteMatches(lanes, s, MatchCodes(s), dst, len);
 }
 
-// The same, with PositionMatches' search (its codes end in s.prev).
-template <class L>
-HZ_HD PageKind CompressPagePositions(L& lanes, SegmentScratch& s, const std::uint8_t* src,
-                                     std::uint8_t* dst, std::uint32_t* len, std::uint64_t* word) {
-  LoadPage(lanes, s, src);
-  if (SameFilled(lanes, s)) {
-    *word = Load64(s.page);
-    return PageKind::kSame;
-  }
-  ChainPositions(lanes, s);
-  PositionMatches(lanes, s);
-  MarkMatches(lanes, s, s.prev);
-  return WriteMatches(lanes, s, s.prev, dst, len);
-}
-
 // Add a length field's continuation bytes (255, ..., last) at in[*ip..len)
 // to *v; false if they run off the input.
 HZ_HD bool ReadLength(const std::uint8_t* in, std::uint32_t len, std::uint32_t* ip, std::uint32_t* v) {
@@ -772,12 +694,7 @@ HZ_HD bool ReadLength(const std::uint8_t* in, std::uint32_t len, std::uint32_t* 
 // into @dst (kPage bytes, 16-byte aligned on the device). Returns 0, or
 // -EBADMSG (74) for a malformed block or one that does not decode to
 // exactly one page; the checks are the CPU decoder's.
-//
-// kMerged (the second version's decoder, DecompressPageMerged): a
-// sequence's literals and match in one step where the match reads nothing
-// of those literals (most do: its source ends before them), two steps
-// only where it does; the first version always takes two.
-template <class L, bool kMerged = false>
+template <class L>
 HZ_HD int DecompressPageWarp(L& lanes, DecompressScratch& s, const std::uint8_t* src,
                              std::uint32_t len, std::uint8_t* dst) {
   constexpr int kBad = -74;  // -EBADMSG
@@ -785,22 +702,6 @@ HZ_HD int DecompressPageWarp(L& lanes, DecompressScratch& s, const std::uint8_t*
   lanes.Each([&](int lane) {
     for (std::uint32_t i = lane; i < len; i += kLanes) s.in[i] = src[i];
   });
-
-  // Copy @lit literals from s.in[@ip] to s.out[@op]; then, if @ml, the
-  // match of @ml bytes at @offset after them. A match repeats the
-  // offset's period: each byte depends only on bytes before its start,
-  // so all can be written at once.
-  auto literals = [&](int lane, std::uint32_t ip, std::uint32_t op, std::uint32_t lit) {
-    for (std::uint32_t i = lane; i < lit; i += kLanes) s.out[op + i] = s.in[ip + i];
-  };
-  auto match = [&](int lane, std::uint32_t op, std::uint32_t offset, std::uint32_t ml) {
-    const std::uint32_t from = op - offset;
-    if (offset >= ml) {
-      for (std::uint32_t i = lane; i < ml; i += kLanes) s.out[op + i] = s.out[from + i];
-    } else {
-      for (std::uint32_t i = lane; i < ml; i += kLanes) s.out[op + i] = s.out[from + i % offset];
-    }
-  };
 
   std::uint32_t ip = 0, op = 0;
   int ret = kBad;
@@ -812,14 +713,16 @@ HZ_HD int DecompressPageWarp(L& lanes, DecompressScratch& s, const std::uint8_t*
         lit > kPage - op)
       break;
     const bool last = lz4::LiteralsEndBlock(lit, kPage - op, len - ip);
-    const std::uint32_t lit_ip = ip, lit_op = op;
+    lanes.Each([&](int lane) {
+      for (std::uint32_t i = lane; i < lit; i += kLanes) s.out[op + i] = s.in[ip + i];
+    });
     ip += lit;
     op += lit;
     if (last) {
-      lanes.Each([&](int lane) { literals(lane, lit_ip, lit_op, lit); });
       ret = ip == len && op == kPage ? 0 : kBad;
       break;
     }
+
     if (len - ip < 2) break;
     const std::uint32_t offset = s.in[ip] | static_cast<std::uint32_t>(s.in[ip + 1]) << 8;
     ip += 2;
@@ -828,16 +731,16 @@ HZ_HD int DecompressPageWarp(L& lanes, DecompressScratch& s, const std::uint8_t*
     const bool ok = ml < lz4::kMlMask || ReadLength(s.in, len, &ip, &ml);
     ml += lz4::kMinMatch;
     if (!ok || !lz4::MatchFits(ml, kPage - op)) break;
-    const std::uint32_t reads_to = op - offset + (ml < offset ? ml : offset);
-    if (kMerged && reads_to <= lit_op) {
-      lanes.Each([&](int lane) {
-        literals(lane, lit_ip, lit_op, lit);
-        match(lane, op, offset, ml);
-      });
-    } else {
-      lanes.Each([&](int lane) { literals(lane, lit_ip, lit_op, lit); });
-      lanes.Each([&](int lane) { match(lane, op, offset, ml); });
-    }
+    // A match repeats the offset's period: each byte depends only on bytes
+    // before op, so all can be written at once.
+    lanes.Each([&](int lane) {
+      const std::uint32_t from = op - offset;
+      if (offset >= ml) {
+        for (std::uint32_t i = lane; i < ml; i += kLanes) s.out[op + i] = s.out[from + i];
+      } else {
+        for (std::uint32_t i = lane; i < ml; i += kLanes) s.out[op + i] = s.out[from + i % offset];
+      }
+    });
     op += ml;
   }
   if (ret == 0) {
@@ -849,13 +752,6 @@ HZ_HD int DecompressPageWarp(L& lanes, DecompressScratch& s, const std::uint8_t*
     });
   }
   return ret;
-}
-
-// The second version's decoder.
-template <class L>
-HZ_HD int DecompressPageMerged(L& lanes, DecompressScratch& s, const std::uint8_t* src,
-                               std::uint32_t len, std::uint8_t* dst) {
-  return DecompressPageWarp<L, true>(lanes, s, src, len, dst);
 }
 
 }  // namespace hzram::gpu
