@@ -62,6 +62,33 @@ class SlowBackend final : public AsyncBackend {
   double abandon_after_s = -1;    // the last abandoned batch: from its submission
   double first_poll_after_s = -1;  // the last abandoned batch's first Ready()
 
+  // Memory lent to it (RegisterHostMemory): what it answers, and what it
+  // holds now and held at each submission.
+  struct Lent {
+    const void* p;
+    std::size_t bytes;
+    bool read_only;
+  };
+  int register_result = 0;
+  std::vector<Lent> lent;      // held now, in the order lent
+  int registers = 0, unregisters = 0;
+  std::size_t lent_at_last_submit = 0;
+  int RegisterHostMemory(void* p, std::size_t bytes, bool read_only) override {
+    registers++;
+    if (register_result) return register_result;
+    lent.push_back({p, bytes, read_only});
+    return 0;
+  }
+  int UnregisterHostMemory(void* p) override {
+    unregisters++;
+    for (auto it = lent.begin(); it != lent.end(); ++it)
+      if (it->p == p) {
+        lent.erase(it);
+        return 0;
+      }
+    return -EINVAL;
+  }
+
   int SubmitCompress(const PageList& pages, std::span<hzram_page_record> records,
                      std::span<std::uint8_t> arena) override {
     const std::size_t n = pages.size();
@@ -69,6 +96,7 @@ class SlowBackend final : public AsyncBackend {
       return -EINVAL;
     Slot* s = Take();
     if (!s) return Refuse();
+    lent_at_last_submit = lent.size();
     s->compress = true;
     s->n = n;
     s->out_records = records;
