@@ -50,12 +50,14 @@ __global__ void PhaseKernel(const std::uint8_t* pages, std::uint32_t n, hzram_pa
   for (std::uint32_t i = blockIdx.x * warps + warp; i < n; i += gridDim.x * warps) {
     LoadPage(lanes, s, pages + static_cast<std::uint64_t>(i) * kPage);
     std::uint64_t v = s.page[(i * 7) % kPage];
-    if (kStop >= 1) v += SameFilled(lanes, s);
-    if (kStop >= 2) {
+    // A same-filled page ends here, as in the whole kernel.
+    const bool same = kStop >= 1 && SameFilled(lanes, s);
+    v += same;
+    if (kStop >= 2 && !same) {
       ChainPositions(lanes, s);
       v += s.prev[(i * 13) % kPage];
     }
-    if (kStop >= 3) {
+    if (kStop >= 3 && !same) {
       SegmentMatches(lanes, s);
       MarkMatches(lanes, s, MatchCodes(s));
       v += s.has[i % (kPage / 32)] + MatchCodes(s)[(i * 17) % kPage];

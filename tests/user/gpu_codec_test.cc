@@ -375,6 +375,36 @@ TEST_F(GpuCodecTest, AHungBatchIsRedoneOnTheCpu) {
 // waited for: once Wait() has returned, nothing lands there, and the
 // caller may redo the batch in that memory. (If the copy is over before
 // the abandon, this proves nothing and passes.)
+// Memory the device reads (hzramd's staging), lent while a batch from it
+// hangs: once the batch is abandoned, giving the memory back and
+// destroying the codec return at once, the memory left locked rather
+// than waited for (cudaHostUnregister would wait for the hung batch).
+TEST_F(GpuCodecTest, AnAbandonedBatchHoldsUpNeitherUnregisteringNorTheEnd) {
+  HZRAM_CORPUS_OR_SKIP(corpus);
+  GpuFaults f;
+  f.hang_at_batch = 1;
+  f.hang_ms = 3000;
+  auto c = Make(GpuOptions(), &f);
+  ASSERT_TRUE(c);
+  const std::size_t n = 1024;
+  // Left locked, so never freed (a range locked still would keep its
+  // addresses from being locked again in this process).
+  auto& pages = *new std::vector<std::uint8_t>(corpus.begin(), corpus.begin() + n * kPageSize);
+  std::vector<hzram_page_record> rec(n);
+  std::vector<std::uint8_t> arena(Codec::ArenaBytes(n));
+  int r = c->RegisterHostMemory(pages.data(), pages.size(), true);
+  if (r == -EOPNOTSUPP) r = c->RegisterHostMemory(pages.data(), pages.size());
+  ASSERT_EQ(0, r);
+  const int t = c->SubmitCompress(PageList(pages.data(), n), rec, arena);
+  ASSERT_GE(t, 0);
+  EXPECT_FALSE(c->Ready(t));
+  const auto t0 = std::chrono::steady_clock::now();
+  c->Abandon(t, "given up by the test");
+  EXPECT_EQ(0, c->UnregisterHostMemory(pages.data()));
+  c.reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(500));
+}
+
 TEST_F(GpuCodecTest, NoCopyLandsAfterWaitOnAFailedCodec) {
   HZRAM_CORPUS_OR_SKIP(corpus);
   GpuFaults f;

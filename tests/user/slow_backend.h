@@ -59,6 +59,7 @@ class SlowBackend final : public AsyncBackend {
   int abandoned = 0;       // batches given up by the caller
   int waited = 0;          // Wait()s that gave outputs
   int hung_polls = 0;      // Ready() calls on batches that hang
+  int polls = 0;           // Ready() calls
   double abandon_after_s = -1;    // the last abandoned batch: from its submission
   double first_poll_after_s = -1;  // the last abandoned batch's first Ready()
 
@@ -146,6 +147,7 @@ class SlowBackend final : public AsyncBackend {
     return s->result;
   }
   bool Ready(int ticket) override {
+    polls++;
     Slot* s = Find(ticket);
     if (!s || !healthy_) return true;
     if (s->hang) {

@@ -94,6 +94,18 @@ int RunBench(const Options& o) {
   // The in-memory device detaches at the end of every pass: not news.
   if (o.log_level == LogLevel::kInfo) SetLogLevel(LogLevel::kWarn);
 
+  // The staging lent to a GPU backend once, as the daemon does for as
+  // long as it serves a device (ServeLent()), not once a pass.
+  const bool lent = encoder->ShareMemory(io->regions()) == 0;
+  struct GiveBack {
+    BatchEncoder& encoder;
+    const Regions& regions;
+    bool lent;
+    ~GiveBack() {
+      if (lent) encoder.UnshareMemory(regions);
+    }
+  } give_back{*encoder, io->regions(), lent};
+
   // The pipeline: a first pass, not timed, with every batch decoded again
   // by the encoder and compared with its pages.
   io->set_decoder(encoder.get());

@@ -124,18 +124,6 @@ int Serve(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, const ServeOption
   std::array<int, kMaxBatchPages> status;
   int ret;
   beat();
-  // The device's arenas, page-locked for a GPU while it is served.
-  if (const int shared = encoder.ShareMemory(io.regions()); shared == 0)
-    HZ_INFO("hzram%u: its arenas are page-locked for the GPU: batches cross without copies", dev);
-  else if (shared != -EOPNOTSUPP)
-    HZ_INFO("hzram%u: its arenas cannot be page-locked for the GPU (%s): batches are copied through "
-            "the GPU's buffers",
-            dev, std::strerror(-shared));
-  struct Unshare {
-    BatchEncoder& encoder;
-    const Regions& regions;
-    ~Unshare() { encoder.UnshareMemory(regions); }
-  } unshare{encoder, io.regions()};
   for (std::uint32_t i = 0; i < io.regions().info.nr_batches; i++)
     if ((ret = io.QueueFetch())) return failed("queuing FETCH", ret);
   if ((ret = io.Submit())) return failed("submitting", ret);
@@ -200,6 +188,25 @@ int Serve(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, const ServeOption
       }
     }
   }
+}
+
+int ServeLent(DeviceIo& io, BatchEncoder& encoder, ServeStats* st, const ServeOptions& o) {
+  const unsigned dev = io.device();
+  // In the encoder's turn, which a hung GPU batch of another device's may
+  // hold for its watchdog's time: the loop beats meanwhile.
+  st->alive_ns.store(MonotonicNs(), std::memory_order_relaxed);
+  const int shared = encoder.ShareMemory(io.regions(), &st->alive_ns);
+  if (shared == 0)
+    HZ_INFO("hzram%u: its staging is page-locked for the GPU: pages cross without copies", dev);
+  else if (shared != -EOPNOTSUPP)
+    HZ_INFO("hzram%u: its staging cannot be page-locked for the GPU (%s): pages are copied through "
+            "the GPU's buffers",
+            dev, std::strerror(-shared));
+  const int ret = Serve(io, encoder, st, o);
+  if (shared == 0)
+    if (const int e = encoder.UnshareMemory(io.regions(), &st->alive_ns))
+      HZ_WARN("hzram%u: its staging could not be unlocked for the GPU: %s", dev, std::strerror(-e));
+  return ret;
 }
 
 std::string AttachErrorMessage(unsigned device, const AttachFailure& f) {
@@ -415,7 +422,7 @@ bool StartLoops(const ServedList& served, BatchEncoder& encoder, int done_fd,
       s->thread = std::thread([s, &encoder, done_fd, so, serve, p = std::move(opened)]() mutable {
         p.set_value(s->io->OpenQueue());
         if (!serve.get()) return;
-        s->result = Serve(*s->io, encoder, &s->stats, so);
+        s->result = ServeLent(*s->io, encoder, &s->stats, so);
         s->done.store(true);
         AddOne(done_fd);
       });

@@ -114,6 +114,13 @@ struct ServeOptions {
 int Serve(DeviceIo& io, BatchEncoder& encoder, ServeStats* stats,
           const ServeOptions& options = ServeOptions());
 
+// Serve(), with the device's staging lent to the encoder's backend
+// (BatchEncoder::ShareMemory) for as long: the daemon's way. Says at
+// info level whether a GPU could lock it, and warns if it could not be
+// given back.
+int ServeLent(DeviceIo& io, BatchEncoder& encoder, ServeStats* stats,
+              const ServeOptions& options = ServeOptions());
+
 // Why a device could not be attached.
 struct AttachFailure {
   enum Step {

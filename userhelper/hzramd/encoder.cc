@@ -160,20 +160,19 @@ class CodecEncoder final : public BatchEncoder {
     }
   }
   bool has_backend() const override { return backend_on_.load(std::memory_order_relaxed); }
-  // Both regions, under the turn: no batch of the device's is in flight
-  // meanwhile. The first error is returned; what was locked stays so.
-  int ShareMemory(const Regions& r) override {
+  // Under the turn: no batch is in flight meanwhile. (A GPU dropped
+  // for a hang leaves the memory locked rather than wait for it.)
+  int ShareMemory(const Regions& r, std::atomic<std::int64_t>* heartbeat) override {
     if (!device_) return -EOPNOTSUPP;
-    std::lock_guard<TurnLock> lock(mutex_);
-    const int ro = device_->RegisterHostMemory(const_cast<std::uint8_t*>(r.ro), r.info.ro_size, true);
-    const int rw = device_->RegisterHostMemory(r.rw, r.info.rw_size, false);
-    return ro ? ro : rw;
+    mutex_.LockUntil(Clock::time_point::max(), heartbeat ? Beat : nullptr, heartbeat);
+    std::lock_guard<TurnLock> lock(mutex_, std::adopt_lock);
+    return device_->RegisterHostMemory(const_cast<std::uint8_t*>(r.ro), r.info.ro_size, true);
   }
-  void UnshareMemory(const Regions& r) override {
-    if (!device_) return;
-    std::lock_guard<TurnLock> lock(mutex_);
-    device_->UnregisterHostMemory(const_cast<std::uint8_t*>(r.ro));
-    device_->UnregisterHostMemory(r.rw);
+  int UnshareMemory(const Regions& r, std::atomic<std::int64_t>* heartbeat) override {
+    if (!device_) return -EOPNOTSUPP;
+    mutex_.LockUntil(Clock::time_point::max(), heartbeat ? Beat : nullptr, heartbeat);
+    std::lock_guard<TurnLock> lock(mutex_, std::adopt_lock);
+    return device_->UnregisterHostMemory(const_cast<std::uint8_t*>(r.ro));
   }
 
  private:

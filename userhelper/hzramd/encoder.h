@@ -99,18 +99,26 @@ class BatchEncoder {
   virtual std::string Describe() const = 0;
   // Whether a backend (a GPU) works beside the CPU codec, still.
   virtual bool has_backend() const { return false; }
-  // The memory a device shares with hzramd (its descriptors and staging,
-  // read-only, and its output slots), from the start of its Serve() to
-  // its end: a GPU backend page-locks it, so that batches in it cross
-  // the link without copies on the host. Returns 0, or the backend's
-  // negative errno (-EOPNOTSUPP: none, or nothing to do): its batches
-  // then go through the backend's own buffers. Unshare before the memory
-  // is unmapped.
-  virtual int ShareMemory(const Regions& r) {
-    (void)r;
+  // The memory a device shares with hzramd that the backend reads (its
+  // descriptors and staging, mapped read-only), while the device is
+  // served (ServeLent()): a GPU backend page-locks it, so that batches'
+  // pages cross the link without a copy on the host. Not the output
+  // slots: a copy back straight into them could not be given up when a
+  // device wedges after its kernels (AsyncBackend::RegisterHostMemory),
+  // and the module reuses a slot it took back. Returns 0, or the
+  // backend's negative errno (-EOPNOTSUPP: no backend, or nothing to
+  // do): the pages then go through the backend's own buffers. Unshare
+  // (0 or a negative errno) before the memory is unmapped. Both wait for
+  // the turn at the encoder, as a batch does, beating @heartbeat (if not
+  // null) meanwhile.
+  virtual int ShareMemory(const Regions& r, std::atomic<std::int64_t>* heartbeat = nullptr) {
+    (void)r, (void)heartbeat;
     return -EOPNOTSUPP;
   }
-  virtual void UnshareMemory(const Regions& r) { (void)r; }
+  virtual int UnshareMemory(const Regions& r, std::atomic<std::int64_t>* heartbeat = nullptr) {
+    (void)r, (void)heartbeat;
+    return -EOPNOTSUPP;
+  }
 };
 
 // The largest batch an encoder takes, in pages.

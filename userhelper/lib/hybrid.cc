@@ -28,9 +28,10 @@ bool HasData(const hzram_page_record& r) {
 // The pause between two polls of the backend, for a wait that began at
 // @since and must end by @until: a yield for the first kPollSpin, then a
 // sleep of a sixteenth of the time waited so far, at most kPollNap and
-// never past @until. A batch the device ends soon is seen at once; a
-// long one costs the host little CPU, and is seen at most a sixteenth of
-// its time late (its copy back starts at that poll).
+// never asked past @until (the timer's slack, 50 µs by default, comes on
+// top). A batch the device ends soon is seen at once; a long one costs
+// the host little CPU, and is seen about a sixteenth of its time late,
+// 150 µs at most (its copy back starts at that poll).
 constexpr auto kPollSpin = std::chrono::microseconds(20);
 constexpr auto kPollNap = std::chrono::microseconds(100);
 void PollPause(Clock::time_point since, Clock::time_point until) {
@@ -348,8 +349,8 @@ int HybridCodec::WaitParts(BatchTiming* timing) {
     const int ticket = parts_[j].ticket;
     part_timing_[j] = BatchTiming();
     if (ret == 0) {
-      // Polling every part lets each start its copy back as soon as its
-      // kernels are done.
+      // Polling every part lets each start its copy back soon after its
+      // kernels are done (PollPause).
       const auto since = Clock::now();
       for (;;) {
         bool ready = backend_->Ready(ticket);

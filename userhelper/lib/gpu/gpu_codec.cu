@@ -302,7 +302,10 @@ GpuCodec::~GpuCodec() {
     for (auto& s : impl_->slots)
       if (s.stream.s) cudaStreamSynchronize(s.stream.s);
   }
-  for (const auto& r : impl_->registered) cudaHostUnregister(const_cast<std::uint8_t*>(r.p));
+  // After an abandoned batch, unregistering would wait for the device:
+  // the ranges stay locked until the process exits.
+  if (!impl_->abandoned)
+    for (const auto& r : impl_->registered) cudaHostUnregister(const_cast<std::uint8_t*>(r.p));
 }
 
 std::unique_ptr<GpuCodec> GpuCodec::Create(const GpuOptions& options, int* err, std::string* why) {
@@ -745,11 +748,13 @@ int GpuCodec::RegisterHostMemory(void* p, std::size_t bytes, bool read_only) {
   if (!m.healthy || m.Select()) return -EIO;
   const cudaError_t e =
       cudaHostRegister(p, bytes, read_only ? cudaHostRegisterReadOnly : cudaHostRegisterDefault);
-  if (e == cudaErrorMemoryAllocation) return -ENOMEM;
   if (e != cudaSuccess) {
     // Not a device failure: the memory cannot be locked (its kind, a
-    // limit). The codec goes on through its pinned buffers.
+    // limit). The codec goes on through its pinned buffers; the error is
+    // cleared, so that the next check of a launch does not take it for
+    // its own.
     cudaGetLastError();
+    if (e == cudaErrorMemoryAllocation) return -ENOMEM;
     if (e == cudaErrorNotSupported) return -EOPNOTSUPP;  // read-only, here
     return e == cudaErrorInvalidValue || e == cudaErrorHostMemoryAlreadyRegistered ? -EINVAL : -EIO;
   }
@@ -761,9 +766,20 @@ int GpuCodec::UnregisterHostMemory(void* p) {
   Impl& m = *impl_;
   for (auto it = m.registered.begin(); it != m.registered.end(); ++it) {
     if (it->p != p) continue;
-    m.registered.erase(it);
+    if (m.abandoned) {
+      // The device may still be running the abandoned batch, and
+      // cudaHostUnregister would wait for it: the range stays locked
+      // until the process exits, and no batch reads it any more.
+      m.registered.erase(it);
+      return 0;
+    }
     if (m.Select()) return -EIO;
-    return cudaHostUnregister(p) == cudaSuccess ? 0 : -EIO;
+    if (cudaHostUnregister(p) != cudaSuccess) {
+      cudaGetLastError();
+      return -EIO;
+    }
+    m.registered.erase(it);
+    return 0;
   }
   return -EINVAL;
 }

@@ -459,6 +459,9 @@ struct SegmentScratch {
   std::uint8_t flag2[kLanes];
 };
 
+// MarkMatches reads the codes 16 bytes at a time.
+static_assert(offsetof(SegmentScratch, head) % 16 == 0);
+
 // A position's match in 16 bits: its source + 1 in the low 12 (a match
 // starts before kSearchEnd, so its source is below 4084), and its length
 // less kMinMatch in the high 4 when under kLongMatch, else 15: at least
@@ -646,6 +649,9 @@ HZ_HD PageKind WriteMatches(L& lanes, SegmentScratch& s, const std::uint16_t* co
       raw = true;
       break;
     }
+    // Warp-uniform: on the device every lane stores the same value to the
+    // same address, one store, and reads it back after the next step's
+    // synchronisation.
     s.seq[n] = {static_cast<std::uint16_t>(anchor), static_cast<std::uint16_t>(lit),
                 static_cast<std::uint16_t>(mpos - mfrom), static_cast<std::uint16_t>(ml),
                 static_cast<std::uint16_t>(op)};

@@ -88,7 +88,11 @@ class AsyncBackend {
   // in it then cross the link without a copy on the host. Returns 0, or a
   // negative errno if the backend cannot (-EOPNOTSUPP: nothing to
   // prepare); batches work either way. Undo it (UnregisterHostMemory)
-  // before the memory goes away, with no batch in flight from it.
+  // before the memory goes away, with no batch in flight from it. An
+  // output copied straight into such memory is waited for without limit
+  // once its copy has started (Wait(), Abandon(): nothing of a batch may
+  // land after them): a caller that must not wait for a wedged device
+  // registers only memory the device reads.
   virtual int RegisterHostMemory(void* p, std::size_t bytes, bool read_only = false) {
     (void)p, (void)bytes, (void)read_only;
     return -EOPNOTSUPP;

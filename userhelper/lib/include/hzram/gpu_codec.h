@@ -112,7 +112,9 @@ class GpuCodec final : public AsyncBackend {
   // (read-only memory, where the platform cannot lock it), -ENOMEM or
   // -EIO.
   // Unregister before the memory is freed, with no batch in flight from
-  // it.
+  // it. Once a batch was abandoned, unregistering leaves the range locked
+  // until the process exits (the device may still be running that batch,
+  // and cudaHostUnregister would wait for it) and returns at once.
   int RegisterHostMemory(void* p, std::size_t bytes, bool read_only = false) override;
   int UnregisterHostMemory(void* p) override;
 
