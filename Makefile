@@ -173,13 +173,15 @@ build/fuzz/fuzz_records: build/fuzz/fuzz_records.o $(FUZZ_BATCH:%=build/fuzz/%.o
 	clang++ $(FUZZ_FLAGS) -o $@ $^ -lzstd
 
 # Fuzz both for FUZZ_SECONDS in all, half each (make check: 30 s), from
-# seeds made of the page corpus.
+# seeds made of the page corpus, and the inputs that once failed
+# (tests/data/fuzz-records/: each is run first).
 FUZZ_SECONDS ?= 60
 fuzz-run: fuzz userhelper
 	rm -rf build/fuzz/corpus build/fuzz/corpus-records
 	mkdir -p build/fuzz/corpus build/fuzz/corpus-records
 	build/userhelper/tests/fuzz_seeds $(CORPUS) build/fuzz/corpus 200
 	build/userhelper/tests/fuzz_seeds --records $(CORPUS) build/fuzz/corpus-records 200
+	cp tests/data/fuzz-records/* build/fuzz/corpus-records/
 	cd build/fuzz && ./fuzz_decompress -max_total_time=$$(( $(FUZZ_SECONDS) - $(FUZZ_SECONDS) / 2 )) \
 		-print_final_stats=1 corpus
 	cd build/fuzz && ./fuzz_records -max_total_time=$$(( $(FUZZ_SECONDS) / 2 )) \

@@ -204,6 +204,9 @@ TEST(CodecTest, CorruptRecordsFailOnlyTheirPage) {
   };
   const std::vector<Case> cases = {
       {"unknown kind", 3, [](auto& r, auto&) { r.kind = 9; }, -EINVAL},
+      // A recompression's kind, which only the module decodes: refused,
+      // not taken for the LZ4 block it holds here.
+      {"zstd", lz4, [](auto& r, auto&) { r.kind = HZRAM_PAGE_ZSTD; }, -EINVAL},
       {"kind 0", 3, [](auto& r, auto&) { r.kind = 0; }, -EINVAL},
       {"flags set", 3, [](auto& r, auto&) { r.flags = 1; }, -EINVAL},
       {"same with a length", 10, [](auto& r, auto&) { r.length = 8; }, -EINVAL},

@@ -156,15 +156,19 @@ TEST_F(GpuCodecTest, CorruptRecordsFailOnlyTheirPage) {
   while (rec[lz4].kind != HZRAM_PAGE_LZ4) lz4++;
   std::size_t data = lz4 + 2;  // a page with data in the arena
   while (rec[data].kind == HZRAM_PAGE_SAME) data++;
+  std::size_t zstd = data + 1;  // an LZ4 block labelled as a zstd frame
+  while (rec[zstd].kind != HZRAM_PAGE_LZ4) zstd++;
   rec[lz4].length -= 1;  // truncated
   rec[lz4 + 1].kind = 9;
   rec[data].value = arena.size();
-  EXPECT_EQ(3, codec_->Decompress(rec, arena, MutablePageList(out.data(), n), status));
+  rec[zstd].kind = HZRAM_PAGE_ZSTD;  // the module's to decode
+  EXPECT_EQ(4, codec_->Decompress(rec, arena, MutablePageList(out.data(), n), status));
   EXPECT_EQ(-EBADMSG, status[lz4]);
   EXPECT_EQ(-EINVAL, status[lz4 + 1]);
   EXPECT_EQ(-EINVAL, status[data]);
+  EXPECT_EQ(-EINVAL, status[zstd]);
   for (std::size_t i = 0; i < n; i++) {
-    if (i == lz4 || i == lz4 + 1 || i == data) continue;
+    if (i == lz4 || i == lz4 + 1 || i == data || i == zstd) continue;
     ASSERT_EQ(0, status[i]) << i;
     ASSERT_EQ(0, std::memcmp(&out[i * kPageSize], &corpus[i * kPageSize], kPageSize)) << i;
   }

@@ -217,9 +217,10 @@ int Codec::Decompress(std::span<const hzram_page_record> records,
       } else if (r.kind == HZRAM_PAGE_RAW) {
         std::memcpy(dst, arena.data() + r.value, kPageSize);
         ret = 0;
-      } else {
+      } else if (r.kind == HZRAM_PAGE_LZ4) {
         // Decoded from a copy of the block, made in one pass: the
-        // decoder's checks hold for what it reads.
+        // decoder's checks hold for what it reads. (A zstd frame, a
+        // recompression's output, is the module's to decode: -EINVAL.)
         std::memcpy(w.out, arena.data() + r.value, r.length);
         ret = k.decompress(w.out, r.length, dst);
       }

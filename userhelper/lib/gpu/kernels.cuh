@@ -98,7 +98,7 @@ __global__ void DecompressKernel(const hzram_page_record* records, std::uint32_t
     } else if (r.kind == HZRAM_PAGE_RAW) {
       for (std::uint32_t k = lane; k < kPage; k += 32) dst[k] = arena[r.value + k];
       ret = 0;
-    } else {
+    } else if (r.kind == HZRAM_PAGE_LZ4) {  // a zstd frame: -EINVAL, as the CPU codec
       ret = DecompressPageWarp(lanes, s, arena + r.value, r.length, dst);
     }
     if (lane == 0) status[i] = ret;
