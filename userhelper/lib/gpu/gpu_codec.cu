@@ -111,7 +111,8 @@ struct GpuCodec::Impl {
   int comp_grid_cap = 0, decomp_grid_cap = 0, pack_grid_cap = 0;  // blocks resident at once
   std::size_t comp_smem = 0, decomp_smem = 0;
   // The compression kernel of options.compress_kernel.
-  using CompressFn = void (*)(const std::uint8_t*, std::uint32_t, hzram_page_record*, std::uint8_t*);
+  using CompressFn = void (*)(const std::uint8_t*, std::uint32_t, hzram_page_record*,
+                              std::uint8_t*);
   CompressFn comp_kernel = nullptr;
   bool healthy = true;
   // A batch was given up: the device may still be running it, so the

@@ -625,11 +625,11 @@ HZ_HD void WriteSequences(L& lanes, const SegmentScratch& s, std::uint8_t* dst, 
   });
 }
 
-// The segmented compressor's parse, from the MatchCode()s at
-// @codes and s.has: walks from match to match, takes each one's length from its code
-// (measuring on with MatchTail only past kLongMatch bytes), and collects
-// the sequences, written 32 at a time by WriteSequences. Returns as
-// CompressPageWarp.
+// The segmented compressor's parse, from the MatchCode()s at @codes and
+// s.has: walks from match to match, takes each one's length from its
+// code (measuring on with MatchTail only past kLongMatch bytes), and
+// collects the sequences, written 32 at a time by WriteSequences.
+// Returns as CompressPageWarp.
 template <class L>
 HZ_HD PageKind WriteMatches(L& lanes, SegmentScratch& s, const std::uint16_t* codes,
                             std::uint8_t* dst, std::uint32_t* len) {
@@ -641,10 +641,12 @@ HZ_HD PageKind WriteMatches(L& lanes, SegmentScratch& s, const std::uint16_t* co
     const std::uint32_t code = codes[mpos];
     std::uint32_t mfrom = (code & 0xfff) - 1u;
     std::uint32_t end = mpos + lz4::kMinMatch + (code >> 12);
-    if (code >> 12 == 15) end = mpos + kLongMatch + MatchTail(lanes, s, mpos + kLongMatch, mfrom + kLongMatch);
+    if (code >> 12 == 15)
+      end = mpos + kLongMatch + MatchTail(lanes, s, mpos + kLongMatch, mfrom + kLongMatch);
     ExtendBackwards(s, anchor, &mpos, &mfrom);
     const std::uint32_t lit = mpos - anchor, ml = end - mpos;
-    const std::uint32_t next = op + 1 + LengthBytes(lit) + lit + 2 + LengthBytes(ml - lz4::kMinMatch);
+    const std::uint32_t next =
+        op + 1 + LengthBytes(lit) + lit + 2 + LengthBytes(ml - lz4::kMinMatch);
     if (next >= kPage) {  // no smaller than the page: store it raw
       raw = true;
       break;
