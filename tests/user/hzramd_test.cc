@@ -1938,13 +1938,19 @@ class BackendTest : public ::testing::Test {
 TEST_F(BackendTest, TheDevicesStagingIsLentToTheGpuWhileItIsServed) {
   SetLogLevel(LogLevel::kInfo);  // as the daemon's default; --bench lowers it
   const auto pages = MixedPages(300, 12);
-  for (const int answer : {0, -EINVAL}) {
-    g_log.clear();
+  // The in-memory device of --bench, over the pages.
+  auto device = [&pages] {
     const std::string path = WritePages(pages, 0);
     std::string e;
     auto io = LoopbackIo::FromFile(path, 64, 3, &e);
     unlink(path.c_str());
-    ASSERT_TRUE(io) << e;
+    EXPECT_TRUE(io) << e;
+    return io;
+  };
+  for (const int answer : {0, -EINVAL}) {
+    g_log.clear();
+    auto io = device();
+    ASSERT_TRUE(io);
     hzram::test::SlowBackend* dev;
     auto enc = EncoderWith(Backend::kGpu, &dev);
     dev->register_result = answer;
@@ -1968,11 +1974,9 @@ TEST_F(BackendTest, TheDevicesStagingIsLentToTheGpuWhileItIsServed) {
     }
   }
   // What is lent: the read-only region, read-only.
-  const std::string path = WritePages(pages, 0);
+  auto io = device();
+  ASSERT_TRUE(io);
   std::string e;
-  auto io = LoopbackIo::FromFile(path, 64, 3, &e);
-  unlink(path.c_str());
-  ASSERT_TRUE(io) << e;
   hzram::test::SlowBackend* dev;
   auto enc = EncoderWith(Backend::kHybrid, &dev);
   ASSERT_EQ(0, enc->ShareMemory(io->regions()));
