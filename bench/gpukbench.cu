@@ -59,7 +59,7 @@ __global__ void PhaseKernel(const std::uint8_t* pages, std::uint32_t n, hzram_pa
     }
     if (kStop >= 3 && !same) {
       SegmentMatches(lanes, s);
-      MarkMatches(lanes, s, MatchCodes(s));
+      MarkMatches(lanes, s);
       v += s.has[i % (kPage / 32)] + MatchCodes(s)[(i * 17) % kPage];
     }
     if ((threadIdx.x & 31) == 0) records[i].value = v;

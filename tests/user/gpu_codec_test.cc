@@ -374,11 +374,6 @@ TEST_F(GpuCodecTest, AHungBatchIsRedoneOnTheCpu) {
   // still use.
 }
 
-// A batch whose output is on its way back into the caller's registered
-// memory when another batch is abandoned (which fails the codec) is still
-// waited for: once Wait() has returned, nothing lands there, and the
-// caller may redo the batch in that memory. (If the copy is over before
-// the abandon, this proves nothing and passes.)
 // Memory the device reads (hzramd's staging), lent while a batch from it
 // hangs: once the batch is abandoned, giving the memory back and
 // destroying the codec return at once, the memory left locked rather
@@ -409,6 +404,11 @@ TEST_F(GpuCodecTest, AnAbandonedBatchHoldsUpNeitherUnregisteringNorTheEnd) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(500));
 }
 
+// A batch whose output is on its way back into the caller's registered
+// memory when another batch is abandoned (which fails the codec) is still
+// waited for: once Wait() has returned, nothing lands there, and the
+// caller may redo the batch in that memory. (If the copy is over before
+// the abandon, this proves nothing and passes.)
 TEST_F(GpuCodecTest, NoCopyLandsAfterWaitOnAFailedCodec) {
   HZRAM_CORPUS_OR_SKIP(corpus);
   GpuFaults f;

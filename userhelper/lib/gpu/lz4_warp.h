@@ -475,7 +475,6 @@ HZ_HD std::uint16_t MatchCode(std::uint32_t from, std::uint32_t len) {
 // Each position's MatchCode() (the hash table's space, once the chains
 // are made).
 HZ_HD std::uint16_t* MatchCodes(SegmentScratch& s) { return s.head; }
-HZ_HD const std::uint16_t* MatchCodes(const SegmentScratch& s) { return s.head; }
 
 // How many bytes from @p equal those from @c (c < p), at most @cap and
 // not past kMatchLimit; 4 at a time. Less than @cap: the match's end.
@@ -558,12 +557,12 @@ HZ_HD void SegmentMatches(L& lanes, SegmentScratch& s) {
   });
 }
 
-// s.has from the MatchCode()s at @match_codes (in the scratch): each lane
-// four of its words, 32 codes each, read 16 bytes at a time.
+// s.has from MatchCodes(): each lane four of its words, 32 codes each,
+// read 16 bytes at a time.
 template <class L>
-HZ_HD void MarkMatches(L& lanes, SegmentScratch& s, const std::uint16_t* match_codes) {
+HZ_HD void MarkMatches(L& lanes, SegmentScratch& s) {
   lanes.Each([&](int lane) {
-    const std::uint8_t* codes = reinterpret_cast<const std::uint8_t*>(match_codes);
+    const std::uint8_t* codes = reinterpret_cast<const std::uint8_t*>(MatchCodes(s));
     for (std::uint32_t w = static_cast<std::uint32_t>(lane); w < kPage / 32; w += kLanes) {
       std::uint32_t bits = 0;
       for (std::uint32_t k = 0; k < 4; k++) {
@@ -625,20 +624,18 @@ HZ_HD void WriteSequences(L& lanes, const SegmentScratch& s, std::uint8_t* dst, 
   });
 }
 
-// The segmented compressor's parse, from the MatchCode()s at @codes and
-// s.has: walks from match to match, takes each one's length from its
+// The segmented compressor's parse, from MatchCodes() and s.has: walks from match to match, takes each one's length from its
 // code (measuring on with MatchTail only past kLongMatch bytes), and
 // collects the sequences, written 32 at a time by WriteSequences.
 // Returns as CompressPageWarp.
 template <class L>
-HZ_HD PageKind WriteMatches(L& lanes, SegmentScratch& s, const std::uint16_t* codes,
-                            std::uint8_t* dst, std::uint32_t* len) {
+HZ_HD PageKind WriteMatches(L& lanes, SegmentScratch& s, std::uint8_t* dst, std::uint32_t* len) {
   std::uint32_t ip = 1, anchor = 0, op = 0, n = 0;
   bool raw = false;
   for (;;) {
     std::uint32_t mpos = NextMatch(s, ip);
     if (mpos >= kSearchEnd) break;
-    const std::uint32_t code = codes[mpos];
+    const std::uint32_t code = MatchCodes(s)[mpos];
     std::uint32_t mfrom = (code & 0xfff) - 1u;
     std::uint32_t end = mpos + lz4::kMinMatch + (code >> 12);
     if (code >> 12 == 15)
@@ -682,8 +679,8 @@ HZ_HD PageKind CompressPageSegments(L& lanes, SegmentScratch& s, const std::uint
   }
   ChainPositions(lanes, s);
   SegmentMatches(lanes, s);
-  MarkMatches(lanes, s, MatchCodes(s));
-  return WriteMatches(lanes, s, MatchCodes(s), dst, len);
+  MarkMatches(lanes, s);
+  return WriteMatches(lanes, s, dst, len);
 }
 
 // Add a length field's continuation bytes (255, ..., last) at in[*ip..len)
