@@ -90,13 +90,14 @@ struct Rate {
 // Per-batch times added up over a pass.
 struct BatchTimingSum {
   std::size_t batches = 0;
-  double host_ms = 0, h2d_ms = 0, kernel_ms = 0, d2h_ms = 0, total_ms = 0;
+  double host_ms = 0, h2d_ms = 0, kernel_ms = 0, d2h_ms = 0, wait_ms = 0, total_ms = 0;
   void Add(const hzram::BatchTiming& t) {
     batches++;
     host_ms += t.host_ms;
     h2d_ms += t.h2d_ms;
     kernel_ms += t.kernel_ms;
     d2h_ms += t.d2h_ms;
+    wait_ms += t.wait_ms;
     total_ms += t.total_ms;
   }
 };
@@ -257,8 +258,11 @@ struct Accel {
   double ratio = 0;
   BatchTimingSum comp, decomp;                   // per batch, averages
   double backend_share = 0;                      // hybrid: the GPU's pages
+  double comp_share = 0, decomp_share = 0;       // hybrid: per direction
+  std::uint64_t probes = 0;                      // hybrid: probe shares given
   double link_h2d_gbs = 0, link_d2h_gbs = 0;     // hybrid: calibration's link rates
   hzram::HybridRates comp_rates, decomp_rates;  // hybrid: as calibrated
+  hzram::HybridRates comp_rates_end, decomp_rates_end;  // hybrid: after the run
   std::string device;
 };
 
@@ -372,6 +376,8 @@ bool HybridRun(hzram::HybridCodec& h, hzram::GpuCodec* gpu, const std::vector<st
                        std::span(&arena[first * kPageSize], count * kPageSize)) == 0;
     }
   });
+  const std::uint64_t comp_all = h.backend_pages() + h.cpu_pages() - before,
+                      comp_gpu = h.backend_pages() - gpu_before;
   std::size_t stored = 0;
   for (const auto& r : rec) stored += r.length;
   a->ratio = static_cast<double>(pages.size()) / stored;
@@ -387,6 +393,13 @@ bool HybridRun(hzram::HybridCodec& h, hzram::GpuCodec* gpu, const std::vector<st
   a->link_d2h_gbs = h.model().link.d2h_bytes_per_s / 1e9;
   const std::uint64_t all = h.backend_pages() + h.cpu_pages() - before;
   a->backend_share = all ? static_cast<double>(h.backend_pages() - gpu_before) / all : 0;
+  a->comp_share = comp_all ? static_cast<double>(comp_gpu) / comp_all : 0;
+  a->decomp_share = all > comp_all ? static_cast<double>(h.backend_pages() - gpu_before - comp_gpu) /
+                                         (all - comp_all)
+                                   : 0;
+  a->comp_rates_end = h.model().compress;
+  a->decomp_rates_end = h.model().decompress;
+  a->probes = h.probes();
   return ok && out == pages;
 }
 
@@ -609,20 +622,25 @@ int main(int argc, char** argv) {
     if (a.comp.batches) {
       std::printf("  kernels only comp %.2f GB/s  dec %.2f GB/s\n", a.comp_kernel_gbs, a.decomp_kernel_gbs);
       const double nc = a.comp.batches, nd = a.decomp.batches;
-      std::printf("  per batch, comp: host %.3f ms, h2d %.3f ms, kernel %.3f ms, d2h %.3f ms, total %.3f ms\n",
+      std::printf("  per batch, comp: host %.3f ms, h2d %.3f ms, kernel %.3f ms, d2h %.3f ms, "
+                  "waiting for the host %.3f ms, total %.3f ms\n",
                   a.comp.host_ms / nc, a.comp.h2d_ms / nc, a.comp.kernel_ms / nc, a.comp.d2h_ms / nc,
-                  a.comp.total_ms / nc);
-      std::printf("  per batch, dec:  host %.3f ms, h2d %.3f ms, kernel %.3f ms, d2h %.3f ms, total %.3f ms\n",
+                  a.comp.wait_ms / nc, a.comp.total_ms / nc);
+      std::printf("  per batch, dec:  host %.3f ms, h2d %.3f ms, kernel %.3f ms, d2h %.3f ms, "
+                  "waiting for the host %.3f ms, total %.3f ms\n",
                   a.decomp.host_ms / nd, a.decomp.h2d_ms / nd, a.decomp.kernel_ms / nd, a.decomp.d2h_ms / nd,
-                  a.decomp.total_ms / nd);
+                  a.decomp.wait_ms / nd, a.decomp.total_ms / nd);
     } else {
-      std::printf("  the GPU took %.0f%% of the pages; calibration measured the link at %.1f GB/s to the "
-                  "device, %.1f GB/s back\n",
-                  100 * a.backend_share, a.link_h2d_gbs, a.link_d2h_gbs);
-      for (const auto* r : {&a.comp_rates, &a.decomp_rates})
-        std::printf("  calibrated %s: CPU %.0f pages/s; GPU %.0f pages/s, %.1f us a batch, host %.3f us a page\n",
-                    r == &a.comp_rates ? "compression" : "decompression", r->cpu_pages_per_s,
-                    r->backend_pages_per_s, r->backend_fixed_s * 1e6, r->backend_host_s_per_page * 1e6);
+      std::printf("  the GPU took %.1f%% of the pages (%.1f%% of compression's, %.1f%% of decompression's; "
+                  "%llu probes); calibration measured the link at %.1f GB/s to the device, %.1f GB/s back\n",
+                  100 * a.backend_share, 100 * a.comp_share, 100 * a.decomp_share,
+                  static_cast<unsigned long long>(a.probes), a.link_h2d_gbs, a.link_d2h_gbs);
+      for (const auto* r : {&a.comp_rates, &a.comp_rates_end, &a.decomp_rates, &a.decomp_rates_end})
+        std::printf("  %s %s: CPU %.0f pages/s; GPU %.0f pages/s, %.1f us a batch, host %.3f us a page\n",
+                    r == &a.comp_rates || r == &a.decomp_rates ? "calibrated" : "at the end,",
+                    r == &a.comp_rates || r == &a.comp_rates_end ? "compression" : "decompression",
+                    r->cpu_pages_per_s, r->backend_pages_per_s, r->backend_fixed_s * 1e6,
+                    r->backend_host_s_per_page * 1e6);
     }
   }
 
@@ -656,12 +674,15 @@ int main(int argc, char** argv) {
                    "\"decomp_gbs\": %.3f, \"comp_kernel_gbs\": %.3f, \"decomp_kernel_gbs\": %.3f, \"ratio\": %.4f, "
                    "\"comp_ms\": {\"host\": %.4f, \"h2d\": %.4f, \"kernel\": %.4f, \"d2h\": %.4f, \"total\": %.4f}, "
                    "\"decomp_ms\": {\"host\": %.4f, \"h2d\": %.4f, \"kernel\": %.4f, \"d2h\": %.4f, \"total\": %.4f}, "
-                   "\"backend_share\": %.4f, \"link_h2d_gbs\": %.3f, \"link_d2h_gbs\": %.3f}",
+                   "\"backend_share\": %.4f, \"comp_share\": %.4f, \"decomp_share\": %.4f, \"probes\": %llu, "
+                   "\"comp_wait_ms\": %.4f, \"decomp_wait_ms\": %.4f, "
+                   "\"link_h2d_gbs\": %.3f, \"link_d2h_gbs\": %.3f}",
                    i ? "," : "", a.name.c_str(), a.device.c_str(), slots, a.warps, a.kernels, a.comp_gbs, a.decomp_gbs,
                    a.comp_kernel_gbs, a.decomp_kernel_gbs, a.ratio, a.comp.host_ms / nc, a.comp.h2d_ms / nc,
                    a.comp.kernel_ms / nc, a.comp.d2h_ms / nc, a.comp.total_ms / nc, a.decomp.host_ms / nd,
                    a.decomp.h2d_ms / nd, a.decomp.kernel_ms / nd, a.decomp.d2h_ms / nd, a.decomp.total_ms / nd,
-                   a.backend_share, a.link_h2d_gbs, a.link_d2h_gbs);
+                   a.backend_share, a.comp_share, a.decomp_share, static_cast<unsigned long long>(a.probes),
+                   a.comp.wait_ms / nc, a.decomp.wait_ms / nd, a.link_h2d_gbs, a.link_d2h_gbs);
     }
     std::fprintf(f, "%s]\n}\n", accel.empty() ? "" : "\n  ");
     std::fclose(f);

@@ -90,18 +90,33 @@ void HybridCodec::BackendFailed() {
   if (backend_why_.empty()) backend_why_ = "it failed without a reason";
 }
 
-std::size_t HybridCodec::Share(const HybridRates& r, std::size_t n) const {
+std::size_t HybridCodec::Share(const HybridRates& r, const HybridRates& calibrated, unsigned idle,
+                               std::size_t n, bool* probe) const {
+  *probe = false;
   if (!backend_enabled()) return 0;
   const std::size_t most = backend_->max_batch() * std::max(1u, backend_->max_in_flight());
-  return std::min(split_ == Split::kBackendFirst ? n : BackendShare(r, n), most);
+  if (split_ == Split::kBackendFirst) return std::min(n, most);
+  std::size_t g = BackendShare(r, n);
+  if (g == 0 && idle + 1 >= kReprobe) {
+    // A probe: the backend's rates are learnt only from the batches it
+    // takes, and a slow spell (another process on the device, a batch
+    // that waited for a CPU) must not leave it out for good.
+    g = BackendShare(calibrated, n) / 4;
+    *probe = g != 0;
+  }
+  return std::min(g, most);
 }
 
-std::size_t HybridCodec::ShareNow(const HybridRates& r, std::size_t n) {
-  const std::size_t g = Share(r, n);
+std::size_t HybridCodec::ShareNow(const HybridRates& r, const HybridRates& calibrated, unsigned& idle,
+                                  std::size_t n) {
+  bool probe;
+  const std::size_t g = Share(r, calibrated, idle, n, &probe);
   if (g && has_deadline_ && Clock::now() > latest_start_) {
     late_starts_++;
-    return 0;
+    return 0;  // a probe waits for a batch that can take it
   }
+  if (probe) probes_++;
+  idle = g ? 0 : idle + 1;
   return g;
 }
 
@@ -124,7 +139,9 @@ void HybridCodec::Update(HybridRates& r, std::size_t cpu_pages, double cpu_s,
   auto blend = [](double& v, double x) { v = v > 0 ? (1 - kAlpha) * v + kAlpha * x : x; };
   if (cpu_pages >= 16 && cpu_s > 0) blend(r.cpu_pages_per_s, cpu_pages / cpu_s);
   if (backend_pages == 0) return;
-  const double device_s = (backend.total_ms - backend.host_ms) / 1e3;
+  // The device's time: not the host's copies, nor the time its results
+  // waited for the caller to poll (the CPU's share was running then).
+  const double device_s = (backend.total_ms - backend.host_ms - backend.wait_ms) / 1e3;
   if (device_s > r.backend_fixed_s)
     blend(r.backend_pages_per_s, backend_pages / (device_s - r.backend_fixed_s));
   blend(r.backend_host_s_per_page, backend.host_ms / 1e3 / backend_pages);
@@ -170,6 +187,8 @@ int HybridCodec::Calibrate(const PageList& sample_in) {
     return BackendFailed(), 0;
   Fit(sizes, sc, &model_->compress);
   Fit(sizes, sd, &model_->decompress);
+  model_->calibrated_compress = model_->compress;
+  model_->calibrated_decompress = model_->decompress;
   double h2d_ms = 0, d2h_ms = 0, h2d_b = 0, d2h_b = 0;
   for (const auto* v : {&sc.largest, &sd.largest})
     for (const auto& t : *v)
@@ -226,7 +245,7 @@ int HybridCodec::SampleBackend(const PageList& sample, const std::size_t (&sizes
     return backend_->Wait(ticket, t);
   };
   auto add = [](Samples& s, int k, const BatchTiming& t) {
-    s.device[k].push_back((t.total_ms - t.host_ms) / 1e3);
+    s.device[k].push_back((t.total_ms - t.host_ms - t.wait_ms) / 1e3);
     s.host[k].push_back(t.host_ms / 1e3);
     s.copies[k].push_back((t.h2d_ms + t.d2h_ms) / 1e3);
   };
@@ -391,13 +410,15 @@ int HybridCodec::WaitParts(BatchTiming* timing) {
   if (timing) {
     // The parts overlap on the device: the share took from the first
     // part's submission to the end of the part that ended last, each
-    // starting no earlier than its own submission.
+    // starting no earlier than its own submission; less the time its
+    // results waited for this thread, busy with the CPU's share (it
+    // polls only after it), which is not the device's.
     *timing = BatchTiming();
     double device_ms = 0;
     for (std::size_t j = 0; j < parts_.size(); j++) {
       const BatchTiming& t = part_timing_[j];
       timing->host_ms += t.host_ms;
-      device_ms = std::max(device_ms, parts_[j].submitted_s * 1e3 + t.total_ms - t.host_ms);
+      device_ms = std::max(device_ms, parts_[j].submitted_s * 1e3 + t.total_ms - t.host_ms - t.wait_ms);
     }
     timing->total_ms = device_ms + timing->host_ms;
   }
@@ -409,7 +430,7 @@ int HybridCodec::Compress(const PageList& pages, std::span<hzram_page_record> re
   const std::size_t n = pages.size();
   if (n > cpu_->max_batch() || records.size() < n || arena.size() < Codec::ArenaBytes(n))
     return -EINVAL;
-  std::size_t g = ShareNow(model_->compress, n);
+  std::size_t g = ShareNow(model_->compress, model_->calibrated_compress, idle_compress_, n);
 
   // The backend's share is pages [0, g) in arena [0, g pages), part by
   // part; the CPU's the rest, its offsets moved past the backend's part.
@@ -453,7 +474,7 @@ int HybridCodec::Decompress(std::span<const hzram_page_record> shared,
   // The records, once: both shares, the rebasing and a redo use this copy.
   for (std::size_t i = 0; i < n; i++) records_[i] = LoadRecord(shared[i]);
   const std::span<const hzram_page_record> records(records_.data(), n);
-  std::size_t g = ShareNow(model_->decompress, n);
+  std::size_t g = ShareNow(model_->decompress, model_->calibrated_decompress, idle_decompress_, n);
 
   parts_.clear();
   if (g)

@@ -35,9 +35,12 @@ struct HybridLink {
   double d2h_bytes_per_s = 0;
 };
 
-// A hybrid codec's model (HybridCodec::model()).
+// A hybrid codec's model (HybridCodec::model()): the rates as every batch
+// updates them, and as Calibrate() measured them (a probe's share comes
+// from those).
 struct HybridModel {
   HybridRates compress, decompress;
+  HybridRates calibrated_compress, calibrated_decompress;
   HybridLink link;
 };
 

@@ -27,6 +27,9 @@ struct BatchTiming {
   double h2d_ms = 0;     // copies to the device
   double kernel_ms = 0;  // the kernels
   double d2h_ms = 0;     // copies back
+  double wait_ms = 0;    // the results waited for the host: the kernels
+                         // were done, the copy back not yet started (it
+                         // starts when the caller polls, Ready() or Wait())
   double total_ms = 0;   // all of the above: submission to results in place
   std::uint64_t h2d_bytes = 0, d2h_bytes = 0;  // what crossed the link
 };
@@ -195,6 +198,13 @@ class HybridCodec {
   // Smallest sub-batch the backend's share is cut into.
   static constexpr std::size_t kMinSubBatch = 256;
 
+  // A backend that the model gives no pages is measured again: every
+  // kReprobe-th batch in a row without a share gives it a probe, a
+  // quarter of what calibration's rates would give it. Without it, one
+  // slow spell would leave the backend out for good: the rates are
+  // learnt only from the batches it takes.
+  static constexpr unsigned kReprobe = 16;
+
   // Submissions a healthy backend may refuse in a row (-EBUSY, a batch it
   // cannot take) before it is dropped: one that keeps refusing is of no
   // use. A refused share goes to the CPU.
@@ -222,6 +232,8 @@ class HybridCodec {
   // how many submissions it refused.
   std::uint64_t timeouts() const { return timeouts_; }
   std::uint64_t refusals() const { return refusals_; }
+  // How many batches gave the backend a probe share (kReprobe).
+  std::uint64_t probes() const { return probes_; }
   Split split() const { return split_; }
 
  private:
@@ -240,11 +252,17 @@ class HybridCodec {
   // off and the parts' outputs are not valid), else the sum of Wait()'s
   // results.
   int WaitParts(BatchTiming* timing);
-  // The backend's share of a batch of @n under @r, or 0 if the call
-  // started after the latest start.
-  std::size_t ShareNow(const HybridRates& r, std::size_t n);
-  // The pages of a batch of @n that go to the backend.
-  std::size_t Share(const HybridRates& r, std::size_t n) const;
+  // The backend's share of a batch of @n under @r (a direction's rates;
+  // @calibrated and @idle as for Share()), or 0 if the call started after
+  // the latest start.
+  std::size_t ShareNow(const HybridRates& r, const HybridRates& calibrated, unsigned& idle,
+                       std::size_t n);
+  // The pages of a batch of @n that go to the backend under @r. @idle:
+  // the direction's batches in a row that gave the backend nothing; the
+  // kReprobe-th gets a probe share from the @calibrated rates (*@probe
+  // says so).
+  std::size_t Share(const HybridRates& r, const HybridRates& calibrated, unsigned idle,
+                    std::size_t n, bool* probe) const;
   void BackendFailed();
   void Refused(int err);
   void Count(std::size_t n, std::size_t backend);
@@ -267,6 +285,8 @@ class HybridCodec {
   std::string backend_why_;
   std::unique_ptr<HybridModel> model_;
   std::size_t last_backend_pages_ = 0;
+  unsigned idle_compress_ = 0, idle_decompress_ = 0;  // Share()'s @idle
+  std::uint64_t probes_ = 0;
   std::uint64_t backend_pages_ = 0, cpu_pages_ = 0, timeouts_ = 0, refusals_ = 0;
   double watchdog_s_ = kDefaultWatchdog;
   bool has_deadline_ = false;

@@ -49,7 +49,7 @@ struct GpuStats {
   std::uint64_t bytes_out = 0;  // bytes copied back
   std::uint64_t direct = 0;     // batches read from registered memory
   std::uint64_t direct_out = 0; // batches written to registered memory
-  double host_ms = 0, h2d_ms = 0, kernel_ms = 0, d2h_ms = 0, total_ms = 0;
+  double host_ms = 0, h2d_ms = 0, kernel_ms = 0, d2h_ms = 0, wait_ms = 0, total_ms = 0;
 };
 
 // Whether CUDA device @device can be used: the driver answers, the device
