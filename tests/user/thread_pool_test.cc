@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <set>
@@ -120,6 +121,37 @@ TEST(ThreadPoolTest, WorkersThatDoNotSpinWakeForEveryRun) {
   }
   EXPECT_EQ(300 * 4, n.load());
   EXPECT_EQ(300u, pool->runs());
+}
+
+// A run on some workers (the GPU codec's small copies) runs on those
+// alone, the caller first; the others run neither it nor, later, a run
+// meant for someone else. Spinning and sleeping workers alike.
+TEST(ThreadPoolTest, ARunOnSomeWorkersRunsOnThoseAlone) {
+  for (const auto spin : {ThreadPool::kDefaultSpin, std::chrono::microseconds(0)}) {
+    int err;
+    auto pool = ThreadPool::Create(5, false, &err, spin);
+    ASSERT_TRUE(pool);
+    std::atomic<int> count[5] = {};
+    std::atomic<int> outside{0};
+    unsigned asked = 0;
+    auto fn = [&](unsigned w) {
+      if (w >= asked) outside++;
+      count[w]++;
+    };
+    // 0 means the caller alone, more than size() all of them.
+    const unsigned sizes[] = {1, 5, 2, 0, 9, 3, 4};
+    int expected[5] = {};
+    for (int r = 0; r < 700; r++) {
+      const unsigned w = sizes[r % 7];
+      asked = std::clamp(w, 1u, 5u);
+      pool->Run(fn, w);
+      for (unsigned i = 0; i < asked; i++) expected[i]++;
+      if (r % 100 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(0, outside.load());
+    for (int i = 0; i < 5; i++) EXPECT_EQ(expected[i], count[i].load()) << "worker " << i;
+    EXPECT_EQ(700u, pool->runs());
+  }
 }
 
 TEST(ThreadPoolTest, ZeroThreadsMeansOne) {

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <system_error>
@@ -35,6 +36,7 @@ std::unique_ptr<ThreadPool> ThreadPool::Create(unsigned threads, bool pin, int* 
   }
   for (unsigned i = 1; i < threads; i++)
     pool->cpus_.push_back(allowed.empty() ? -1 : allowed[i % allowed.size()]);
+  pool->wake_ = std::make_unique<Wake[]>(threads - 1);
   try {
     for (unsigned i = 1; i < threads; i++)
       pool->threads_.emplace_back(&ThreadPool::Work, pool.get(), i);
@@ -48,8 +50,10 @@ std::unique_ptr<ThreadPool> ThreadPool::Create(unsigned threads, bool pin, int* 
 
 ThreadPool::~ThreadPool() {
   stop_.store(true, std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_release);
-  generation_.notify_all();
+  for (std::size_t i = 0; i < threads_.size(); i++) {
+    wake_[i].generation.fetch_add(1, std::memory_order_release);
+    wake_[i].generation.notify_one();
+  }
   for (auto& t : threads_) t.join();
 }
 
@@ -60,21 +64,22 @@ void ThreadPool::Work(unsigned index) {
     CPU_SET(cpus_[index - 1], &set);
     pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
   }
+  std::atomic<std::uint32_t>& generation = wake_[index - 1].generation;
   std::uint32_t seen = 0;
   for (;;) {
-    std::uint32_t g = generation_.load(std::memory_order_acquire);
+    std::uint32_t g = generation.load(std::memory_order_acquire);
     if (g == seen && spin_.count() > 0) {
       const auto until = Clock::now() + spin_;
       do {
         for (int i = 0; i < 64 && g == seen; i++) {
           CpuRelax();
-          g = generation_.load(std::memory_order_acquire);
+          g = generation.load(std::memory_order_acquire);
         }
       } while (g == seen && Clock::now() < until);
     }
     while (g == seen) {
-      generation_.wait(seen, std::memory_order_acquire);
-      g = generation_.load(std::memory_order_acquire);
+      generation.wait(seen, std::memory_order_acquire);
+      g = generation.load(std::memory_order_acquire);
     }
     seen = g;
     if (stop_.load(std::memory_order_relaxed)) return;
@@ -83,14 +88,17 @@ void ThreadPool::Work(unsigned index) {
   }
 }
 
-void ThreadPool::Run(void (*fn)(void*, unsigned), void* ctx) {
+void ThreadPool::Run(void (*fn)(void*, unsigned), void* ctx, unsigned workers) {
   std::lock_guard<std::mutex> lock(run_mutex_);
-  if (!threads_.empty()) {
+  const unsigned woken = std::clamp(workers, 1u, size()) - 1;
+  if (woken) {
     fn_ = fn;
     ctx_ = ctx;
-    pending_.store(static_cast<std::uint32_t>(threads_.size()), std::memory_order_relaxed);
-    generation_.fetch_add(1, std::memory_order_release);
-    generation_.notify_all();
+    pending_.store(woken, std::memory_order_relaxed);
+    for (unsigned i = 0; i < woken; i++) {
+      wake_[i].generation.fetch_add(1, std::memory_order_release);
+      wake_[i].generation.notify_one();
+    }
   }
   fn(ctx, 0);
   // Wait for the others. Yield while waiting: if the caller shares a CPU

@@ -44,12 +44,17 @@ class ThreadPool {
 
   // Run fn(ctx, i) on every worker i, the caller as worker 0, and return
   // when all have returned. Calls are serialised; nothing is allocated.
-  void Run(void (*fn)(void* ctx, unsigned worker), void* ctx);
+  void Run(void (*fn)(void* ctx, unsigned worker), void* ctx) { Run(fn, ctx, size()); }
+
+  // The same on workers 0 .. @workers - 1 only (at least the caller, at
+  // most size()): the others are not woken. For work too small for all
+  // of them, where waking a thread costs more than it would do.
+  void Run(void (*fn)(void* ctx, unsigned worker), void* ctx, unsigned workers);
 
   // Run(f) for any callable f(unsigned worker), without allocating.
   template <class F>
-  void Run(F& f) {
-    Run([](void* ctx, unsigned i) { (*static_cast<F*>(ctx))(i); }, &f);
+  void Run(F& f, unsigned workers = ~0u) {
+    Run([](void* ctx, unsigned i) { (*static_cast<F*>(ctx))(i); }, &f, workers);
   }
 
   // How many Run() calls have completed.
@@ -63,10 +68,15 @@ class ThreadPool {
   std::vector<int> cpus_;                 // of workers 1..
   std::chrono::microseconds spin_{kDefaultSpin};
   std::mutex run_mutex_;                  // one Run() at a time
-  void (*fn_)(void*, unsigned) = nullptr;  // written before generation_
+  void (*fn_)(void*, unsigned) = nullptr;  // written before a generation
   void* ctx_ = nullptr;
-  alignas(64) std::atomic<std::uint32_t> generation_{0};  // bumped per Run()
-  alignas(64) std::atomic<std::uint32_t> pending_{0};     // started workers still busy
+  // Each started worker's generation, bumped by each Run() that wakes it
+  // (one cache line each: a spinning worker reads only its own).
+  struct alignas(64) Wake {
+    std::atomic<std::uint32_t> generation{0};
+  };
+  std::unique_ptr<Wake[]> wake_;
+  alignas(64) std::atomic<std::uint32_t> pending_{0};     // woken workers still busy
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> runs_{0};
 };
