@@ -17,17 +17,25 @@ off_field() {
 	echo "${f[$1 - 1]}"
 }
 
-# wait_attached 0|1: wait (up to 10 s) until offload_stat says whether a
-# helper is attached. Reads with the shell's read: no process per poll.
+# How long the waits below wait before they fail: only a failure's bound.
+# Generous: a guest short of CPU time (a swap guest of make check, at
+# nice 19, gets about 1% of a CPU while the host's other work keeps both
+# busy) can take a minute to start hzramd, and a commit may be held for
+# one (hold_next_commit).
+WAIT_S=120
+
+# wait_attached 0|1 [PID]: wait (up to WAIT_S) until offload_stat says
+# whether a helper is attached (fail at once if PID exits). Reads with
+# the shell's read: no process per poll.
 wait_attached() {
-	local f i
-	for ((i = 0; i < 1000; i++)); do
+	local f end=$((SECONDS + WAIT_S))
+	while :; do
 		read -ra f <"/sys/block/$DEV/offload_stat"
 		[ "${f[0]}" = "$1" ] && return 0
 		[ -z "${2:-}" ] || kill -0 "$2" 2>/dev/null || return 1
+		[ "$SECONDS" -lt "$end" ] || return 1
 		sleep 0.01
 	done
-	return 1
 }
 
 # start_hzramd: start hzramd for $DEV and wait until it is attached.
@@ -48,17 +56,16 @@ stop_hzramd() {
 	expect_eq "$(off_field 3)" 0 "pages still staged after hzramd exited"
 }
 
-# wait_unstaged: wait (up to 10 s) until no page of $DEV is staged
+# wait_unstaged: wait (up to WAIT_S) until no page of $DEV is staged
 # (offload_stat field 3: it drops as each page is stored, or freed,
 # overwritten or discarded while staged): the allocations for the pages
 # written are over, but for a commit that had just found its page there.
 wait_unstaged() {
-	local i
-	for ((i = 0; i < 1000; i++)); do
-		[ "$(off_field 3)" = 0 ] && return 0
+	local end=$((SECONDS + WAIT_S))
+	while [ "$(off_field 3)" != 0 ]; do
+		[ "$SECONDS" -lt "$end" ] || fail "$(off_field 3) pages still staged after $WAIT_S s"
 		sleep 0.01
 	done
-	fail "$(off_field 3) pages still staged"
 }
 
 # offload_every_page DEV: every batch to hzramd, however few pages it has,
@@ -75,6 +82,11 @@ offload_every_page() {
 # hold_next_commit MS: the next commit waits MS ms before it stores its
 # batch (debugfs delay_commit; skips the test without delay points);
 # release_commits undoes it (for EXIT traps; the module may be gone).
+# The hold is of wall time (msleep), in which a guest short of CPU time
+# does little: writeback.sh's and recomp.sh's tests, which run in the
+# swap guests, check with now_ms whether it can have ended before what
+# it was to last through, and if so hold the next one longer. At most
+# 60 s: the kernel reports a task blocked for 120.
 hold_next_commit() {
 	[ -e /sys/kernel/debug/hzram/delay_commit ] ||
 		skip "no delay points (a module without fault injection)"
@@ -86,4 +98,10 @@ release_commits() {
 		echo 0 >/sys/kernel/debug/hzram/delay_commit_times
 		echo 0 >/sys/kernel/debug/hzram/delay_commit
 	}
+}
+
+# now_ms: the time, in ms (for hold_next_commit's tests).
+now_ms() {
+	local t=${EPOCHREALTIME/[.,]/}
+	echo $((t / 1000))
 }
