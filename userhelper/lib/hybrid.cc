@@ -90,33 +90,58 @@ void HybridCodec::BackendFailed() {
   if (backend_why_.empty()) backend_why_ = "it failed without a reason";
 }
 
-std::size_t HybridCodec::Share(const HybridRates& r, const HybridRates& calibrated, unsigned idle,
-                               std::size_t n, bool* probe) const {
+std::size_t HybridCodec::Share(const HybridRates& r, const HybridRates& calibrated,
+                               const Probe& p, std::size_t n, bool* probe) const {
   *probe = false;
   if (!backend_enabled()) return 0;
   const std::size_t most = backend_->max_batch() * std::max(1u, backend_->max_in_flight());
   if (split_ == Split::kBackendFirst) return std::min(n, most);
   std::size_t g = BackendShare(r, n);
-  if (g == 0 && idle + 1 >= kReprobe) {
-    // A probe: the backend's rates are learnt only from the batches it
-    // takes, and a slow spell (another process on the device, a batch
-    // that waited for a CPU) must not leave it out for good.
-    g = BackendShare(calibrated, n) / 4;
+  if (g == 0 && p.idle + 1 >= p.interval) {
+    // Half the time the backend has before it is given up (the
+    // watchdog's, or what is left to the deadline).
+    const double limit_s =
+        has_deadline_ ? std::chrono::duration<double>(deadline_ - Clock::now()).count() : watchdog_s_;
+    g = ProbeShare(r, calibrated, n, limit_s / 2);
     *probe = g != 0;
   }
   return std::min(g, most);
 }
 
-std::size_t HybridCodec::ShareNow(const HybridRates& r, const HybridRates& calibrated, unsigned& idle,
+std::size_t ProbeShare(const HybridRates& r, const HybridRates& calibrated, std::size_t n,
+                       double max_s) {
+  if (r.cpu_pages_per_s <= 0 || r.backend_pages_per_s <= 0 || n == 0) return 0;
+  // A quarter of what the device would get at its calibrated speed, with
+  // the host's and the CPU's as measured since.
+  HybridRates c = r;
+  c.backend_pages_per_s = calibrated.backend_pages_per_s;
+  c.backend_fixed_s = calibrated.backend_fixed_s;
+  const std::size_t quarter = BackendShare(c, n) / 4;
+  // No more than the device, as slow as last measured, does in @max_s: a
+  // probe that finds it still slow is not taken for a hang, which would
+  // drop it.
+  const double room = max_s - r.backend_fixed_s;
+  const double cap = room > 0 ? room * r.backend_pages_per_s : 0;
+  return std::min<std::size_t>(quarter, static_cast<std::size_t>(std::min(cap, 1e18)));
+}
+
+std::size_t HybridCodec::ShareNow(const HybridRates& r, const HybridRates& calibrated, Probe& p,
                                   std::size_t n) {
   bool probe;
-  const std::size_t g = Share(r, calibrated, idle, n, &probe);
+  const std::size_t g = Share(r, calibrated, p, n, &probe);
   if (g && has_deadline_ && Clock::now() > latest_start_) {
     late_starts_++;
     return 0;  // a probe waits for a batch that can take it
   }
-  if (probe) probes_++;
-  idle = g ? 0 : idle + 1;
+  if (probe) {
+    // Each probe that the model's share does not follow waits twice as
+    // long for the next: a device that stays slow costs ever less.
+    probes_++;
+    p.interval = std::min(2 * p.interval, kReprobeMax);
+  } else if (g) {
+    p.interval = kReprobe;
+  }
+  p.idle = g ? 0 : p.idle + 1;
   return g;
 }
 
@@ -139,9 +164,9 @@ void HybridCodec::Update(HybridRates& r, std::size_t cpu_pages, double cpu_s,
   auto blend = [](double& v, double x) { v = v > 0 ? (1 - kAlpha) * v + kAlpha * x : x; };
   if (cpu_pages >= 16 && cpu_s > 0) blend(r.cpu_pages_per_s, cpu_pages / cpu_s);
   if (backend_pages == 0) return;
-  // The device's time: not the host's copies, nor the time its results
-  // waited for the caller to poll (the CPU's share was running then).
-  const double device_s = (backend.total_ms - backend.host_ms - backend.wait_ms) / 1e3;
+  // The device's time: not the host's copies (WaitParts() has left out
+  // the time its results waited for the caller).
+  const double device_s = (backend.total_ms - backend.host_ms) / 1e3;
   if (device_s > r.backend_fixed_s)
     blend(r.backend_pages_per_s, backend_pages / (device_s - r.backend_fixed_s));
   blend(r.backend_host_s_per_page, backend.host_ms / 1e3 / backend_pages);
@@ -430,7 +455,7 @@ int HybridCodec::Compress(const PageList& pages, std::span<hzram_page_record> re
   const std::size_t n = pages.size();
   if (n > cpu_->max_batch() || records.size() < n || arena.size() < Codec::ArenaBytes(n))
     return -EINVAL;
-  std::size_t g = ShareNow(model_->compress, model_->calibrated_compress, idle_compress_, n);
+  std::size_t g = ShareNow(model_->compress, model_->calibrated_compress, probe_compress_, n);
 
   // The backend's share is pages [0, g) in arena [0, g pages), part by
   // part; the CPU's the rest, its offsets moved past the backend's part.
@@ -474,7 +499,7 @@ int HybridCodec::Decompress(std::span<const hzram_page_record> shared,
   // The records, once: both shares, the rebasing and a redo use this copy.
   for (std::size_t i = 0; i < n; i++) records_[i] = LoadRecord(shared[i]);
   const std::span<const hzram_page_record> records(records_.data(), n);
-  std::size_t g = ShareNow(model_->decompress, model_->calibrated_decompress, idle_decompress_, n);
+  std::size_t g = ShareNow(model_->decompress, model_->calibrated_decompress, probe_decompress_, n);
 
   parts_.clear();
   if (g)

@@ -47,6 +47,13 @@ struct HybridModel {
 // How many of @n pages go to the backend under @r.
 std::size_t BackendShare(const HybridRates& r, std::size_t n);
 
+// How many of @n pages a probe gives a backend that @r gives none
+// (HybridCodec::kReprobe): a quarter of its share at its @calibrated
+// speed (with the host's cost and the CPU's speed in @r), no more than
+// it does in @max_s at its speed in @r.
+std::size_t ProbeShare(const HybridRates& r, const HybridRates& calibrated, std::size_t n,
+                       double max_s);
+
 }  // namespace hzram
 
 #endif  // HZRAM_HYBRID_MODEL_H

@@ -65,6 +65,7 @@ void ThreadPool::Work(unsigned index) {
     pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
   }
   std::atomic<std::uint32_t>& generation = wake_[index - 1].generation;
+  std::atomic<bool>& sleeping = wake_[index - 1].sleeping;
   std::uint32_t seen = 0;
   for (;;) {
     std::uint32_t g = generation.load(std::memory_order_acquire);
@@ -78,8 +79,16 @@ void ThreadPool::Work(unsigned index) {
       } while (g == seen && Clock::now() < until);
     }
     while (g == seen) {
-      generation.wait(seen, std::memory_order_acquire);
-      g = generation.load(std::memory_order_acquire);
+      // Said before the last look (both sequentially consistent, as in
+      // Run()): either that look sees the new generation, or Run() sees
+      // this and wakes it.
+      sleeping.store(true, std::memory_order_seq_cst);
+      g = generation.load(std::memory_order_seq_cst);
+      if (g == seen) {
+        generation.wait(seen, std::memory_order_acquire);
+        g = generation.load(std::memory_order_acquire);
+      }
+      sleeping.store(false, std::memory_order_relaxed);
     }
     seen = g;
     if (stop_.load(std::memory_order_relaxed)) return;
@@ -96,8 +105,8 @@ void ThreadPool::Run(void (*fn)(void*, unsigned), void* ctx, unsigned workers) {
     ctx_ = ctx;
     pending_.store(woken, std::memory_order_relaxed);
     for (unsigned i = 0; i < woken; i++) {
-      wake_[i].generation.fetch_add(1, std::memory_order_release);
-      wake_[i].generation.notify_one();
+      wake_[i].generation.fetch_add(1, std::memory_order_seq_cst);
+      if (wake_[i].sleeping.load(std::memory_order_seq_cst)) wake_[i].generation.notify_one();
     }
   }
   fn(ctx, 0);

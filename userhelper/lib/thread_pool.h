@@ -71,9 +71,12 @@ class ThreadPool {
   void (*fn_)(void*, unsigned) = nullptr;  // written before a generation
   void* ctx_ = nullptr;
   // Each started worker's generation, bumped by each Run() that wakes it
-  // (one cache line each: a spinning worker reads only its own).
+  // (one cache line each: a spinning worker reads only its own), and
+  // whether it may be asleep on it: Run() makes the futex call only for
+  // a worker that may be, not for one that spins.
   struct alignas(64) Wake {
     std::atomic<std::uint32_t> generation{0};
+    std::atomic<bool> sleeping{false};
   };
   std::unique_ptr<Wake[]> wake_;
   alignas(64) std::atomic<std::uint32_t> pending_{0};     // woken workers still busy

@@ -593,10 +593,10 @@ int GpuCodec::Collect(void* slot) {
   Impl& m = *impl_;
   auto* s = static_cast<Impl::Slot*>(slot);
   s->collected = true;
-  HZ_CUDA(cudaEventRecord(s->ev[5].e, s->stream.s));
   s->direct_out = false;
   s->copy_issued = false;
   s->copy_recorded = false;
+  HZ_CUDA(cudaEventRecord(s->ev[5].e, s->stream.s));
   if (s->op == Op::kCompress) {
     // The records, packed in page order: each page's data right after the
     // previous page's.

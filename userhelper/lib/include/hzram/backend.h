@@ -198,12 +198,19 @@ class HybridCodec {
   // Smallest sub-batch the backend's share is cut into.
   static constexpr std::size_t kMinSubBatch = 256;
 
-  // A backend that the model gives no pages is measured again: every
-  // kReprobe-th batch in a row without a share gives it a probe, a
-  // quarter of what calibration's rates would give it. Without it, one
-  // slow spell would leave the backend out for good: the rates are
-  // learnt only from the batches it takes.
+  // A backend that the model gives no pages is measured again: the
+  // kReprobe-th batch in a row without a share gives it a probe
+  // (ProbeShare() in hybrid_model.h: a quarter of what its calibrated
+  // speed would give it, no more than it does at its last measured speed
+  // in half the watchdog's time, or half what is left to the deadline: a
+  // probe that finds it still slow must not be taken for a hang). Each
+  // probe that leaves it without a
+  // share doubles the wait for the next, up to kReprobeMax batches; a
+  // share starts it again from kReprobe. Without probes, one slow spell
+  // would leave the backend out for good: the rates are learnt only from
+  // the batches it takes.
   static constexpr unsigned kReprobe = 16;
+  static constexpr unsigned kReprobeMax = 1024;
 
   // Submissions a healthy backend may refuse in a row (-EBUSY, a batch it
   // cannot take) before it is dropped: one that keeps refusing is of no
@@ -232,7 +239,8 @@ class HybridCodec {
   // how many submissions it refused.
   std::uint64_t timeouts() const { return timeouts_; }
   std::uint64_t refusals() const { return refusals_; }
-  // How many batches gave the backend a probe share (kReprobe).
+  // How many batches gave the backend a probe share (kReprobe), a
+  // refused one included.
   std::uint64_t probes() const { return probes_; }
   Split split() const { return split_; }
 
@@ -252,16 +260,21 @@ class HybridCodec {
   // off and the parts' outputs are not valid), else the sum of Wait()'s
   // results.
   int WaitParts(BatchTiming* timing);
+  // A direction's probing (kReprobe): its batches in a row without a
+  // share, and how many make the next probe.
+  struct Probe {
+    unsigned idle = 0;
+    unsigned interval = kReprobe;
+  };
   // The backend's share of a batch of @n under @r (a direction's rates;
-  // @calibrated and @idle as for Share()), or 0 if the call started after
-  // the latest start.
-  std::size_t ShareNow(const HybridRates& r, const HybridRates& calibrated, unsigned& idle,
+  // @calibrated and @p as for Share()), or 0 if the call started after
+  // the latest start; counts the batch in @p.
+  std::size_t ShareNow(const HybridRates& r, const HybridRates& calibrated, Probe& p,
                        std::size_t n);
-  // The pages of a batch of @n that go to the backend under @r. @idle:
-  // the direction's batches in a row that gave the backend nothing; the
-  // kReprobe-th gets a probe share from the @calibrated rates (*@probe
-  // says so).
-  std::size_t Share(const HybridRates& r, const HybridRates& calibrated, unsigned idle,
+  // The pages of a batch of @n that go to the backend under @r; when
+  // they are none and @p says a probe is due, a probe's share from @r and
+  // the @calibrated rates (*@probe says so).
+  std::size_t Share(const HybridRates& r, const HybridRates& calibrated, const Probe& p,
                     std::size_t n, bool* probe) const;
   void BackendFailed();
   void Refused(int err);
@@ -285,7 +298,7 @@ class HybridCodec {
   std::string backend_why_;
   std::unique_ptr<HybridModel> model_;
   std::size_t last_backend_pages_ = 0;
-  unsigned idle_compress_ = 0, idle_decompress_ = 0;  // Share()'s @idle
+  Probe probe_compress_, probe_decompress_;
   std::uint64_t probes_ = 0;
   std::uint64_t backend_pages_ = 0, cpu_pages_ = 0, timeouts_ = 0, refusals_ = 0;
   double watchdog_s_ = kDefaultWatchdog;
