@@ -86,7 +86,8 @@ offload_every_page() {
 # does little: writeback.sh's and recomp.sh's tests, which run in the
 # swap guests, check with now_ms whether it can have ended before what
 # it was to last through, and if so hold the next one longer. At most
-# 60 s: the kernel reports a task blocked for 120.
+# 40 s: offload_every_page's batches wait 60 s, and the kernel reports a
+# task blocked for 120.
 hold_next_commit() {
 	[ -e /sys/kernel/debug/hzram/delay_commit ] ||
 		skip "no delay points (a module without fault injection)"

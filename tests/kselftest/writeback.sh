@@ -517,9 +517,10 @@ test_writeback_with_hzramd() {
 	# staged through the writebacks. If fewer are staged after them and
 	# they took as long as the hold (a guest short of CPU time), the hold
 	# may have ended first: again on a new device (this one's bd_stat
-	# counts what was written back), the commit held longer. A drop
-	# within the hold is a failure (below).
-	for hold in $((SLOW ? 5000 : 3000)) 20000 60000; do
+	# counts what was written back), the commit held longer (at most 40
+	# s: offload_every_page's batches wait 60 s). A drop within the hold
+	# is a failure (below).
+	for hold in $((SLOW ? 5000 : 3000)) 20000 40000; do
 		add_dev DEV hzram
 		[ -e /sys/block/$DEV/backing_dev ] || fail "hzram has no backing_dev"
 		mkloop bd $((16 << 20))
