@@ -325,6 +325,14 @@ std::size_t CompressShare(HybridCodec& h, std::size_t first, std::size_t n) {
   return h.last_backend_pages();
 }
 
+// Calibrate @h (the tests' watchdog) and compress 2000 corpus pages; the
+// backend's share of them (0 when calibration failed).
+std::size_t CalibratedShare(HybridCodec& h) {
+  h.set_watchdog(kSlackWatchdog);
+  if (h.Calibrate(PageList(Corpus().data(), 512))) return 0;
+  return CompressShare(h, 0, 2000);
+}
+
 TEST(HybridTest, TheTimeResultsWaitForTheCallerIsNotTheDevices) {
   HZRAM_CORPUS_OR_SKIP(corpus);
   auto cpu = Cpu();
@@ -334,9 +342,7 @@ TEST(HybridTest, TheTimeResultsWaitForTheCallerIsNotTheDevices) {
     fake.us_per_page = 1;
     fake.slots = slots;
     HybridCodec h(cpu.get(), &fake);
-    h.set_watchdog(kSlackWatchdog);
-    ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 512)));
-    const std::size_t fast_share = CompressShare(h, 0, 2000);
+    const std::size_t fast_share = CalibratedShare(h);
     ASSERT_GT(fast_share, 0u);
     // The device's results wait for the caller, busy with the CPU's share
     // (a GPU's copy back starts when the caller polls): that is not the
@@ -399,9 +405,7 @@ TEST(HybridTest, ABackendLeftWithoutAShareIsProbedAndComesBack) {
   FakeBackend fake;
   fake.us_per_page = 1;
   HybridCodec h(cpu.get(), &fake);
-  h.set_watchdog(kSlackWatchdog);
-  ASSERT_EQ(0, h.Calibrate(PageList(corpus.data(), 512)));
-  const std::size_t fast_share = CompressShare(h, 0, 2000);
+  const std::size_t fast_share = CalibratedShare(h);
   ASSERT_GT(fast_share, 0u);
   // A slow spell (its time is modelled, not spent): each batch takes
   // the backend's rate down by a quarter, and its share falls to nothing
